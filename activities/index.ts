@@ -1,0 +1,62 @@
+/** Every side effect the workflows perform, built from injected dependencies. */
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Deps } from '../services/deps';
+import { applyPause, HoldNotActiveError, releaseHold } from '../services/holds';
+import { beginRun, finishRun, type RunOutcome } from '../services/runs';
+import { evaluateWatchdog } from '../services/watchdogs';
+import { executeRun } from './run-adapter';
+
+export interface PauseApplied {
+  holdId: string;
+  memberCount: number;
+  interruptedRunIds: string[];
+}
+
+export interface HoldReleaseOutcome {
+  holdId: string;
+  resumed: { issueId: string; runId: string }[];
+  skipped: { issueId: string; reason: string }[];
+  wakeFailures: { issueId: string; message: string }[];
+}
+
+/** The failure type the API maps to 409 when a release loses. */
+export const HOLD_NOT_ACTIVE = 'HoldNotActive';
+
+export function createActivities(deps: Deps) {
+  return {
+    beginRun: (runId: string) => beginRun(deps, runId),
+    executeRun: (runId: string) => executeRun(deps, runId),
+    finishRun: (runId: string, outcome: RunOutcome) => finishRun(deps, runId, outcome),
+
+    evaluateWatchdog: (watchdogId: string) => evaluateWatchdog(deps, watchdogId),
+    async isWatchdogActive(watchdogId: string): Promise<boolean> {
+      const row = await deps.db.watchdog.findUnique({ where: { id: watchdogId }, select: { status: true } });
+      return row?.status === 'active';
+    },
+
+    async applyPause(holdId: string): Promise<PauseApplied> {
+      const hold = await applyPause(deps, holdId);
+      return {
+        holdId,
+        memberCount: hold.members.length,
+        interruptedRunIds: hold.members.flatMap((m) => (m.interruptedRunId ? [m.interruptedRunId] : [])),
+      };
+    },
+    async releaseHold(holdId: string, releaseId: string, wakeAgents: boolean, actor: string): Promise<HoldReleaseOutcome> {
+      try {
+        const { resumed, skipped, wakeFailures } = await releaseHold(deps, holdId, releaseId, wakeAgents, actorFromLabel(actor));
+        return { holdId, resumed, skipped, wakeFailures };
+      } catch (error) {
+        if (error instanceof HoldNotActiveError) throw ApplicationFailure.nonRetryable(error.message, HOLD_NOT_ACTIVE);
+        throw error;
+      }
+    },
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;
+
+function actorFromLabel(label: string) {
+  const [kind, companyId] = label.split(':');
+  return kind === 'board' ? { kind: 'board' as const, companyId } : { kind: 'system' as const, companyId };
+}

@@ -1,0 +1,93 @@
+/**
+ * Executes a run through its agent's adapter. A `process` run gets its own process group, so a
+ * stop signals exactly its tree; the activity heartbeats so a lost worker is noticed and a
+ * Temporal cancellation (the stop) reaches it.
+ */
+import { Context } from '@temporalio/activity';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { adapterSchema } from '../domain/adapter';
+import { hashToken, newTokenSecret } from '../domain/tokens';
+import type { Deps } from '../services/deps';
+import { enterAdapter, type RunOutcome } from '../services/runs';
+
+const HEARTBEAT_EVERY_MS = 1_000;
+
+export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome> {
+  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, include: { agent: true } });
+  const parsed = adapterSchema.safeParse(run.agent.adapter);
+  if (!parsed.success) return { kind: 'error', error: `invalid adapter: ${parsed.error.message}` };
+  const adapter = parsed.data;
+  if (adapter.type === 'noop') {
+    return (await enterAdapter(deps, runId)) ? { kind: 'exited', exitCode: 0 } : { kind: 'stopped' };
+  }
+  const workdir = await mkdtemp(join(tmpdir(), `treewarden-run-${runId}-`));
+  try {
+    if (adapter.prepare) {
+      const code = await runCommand(adapter.prepare.command, adapter.prepare.args, { cwd: adapter.cwd ?? workdir, env: { ...process.env, ...adapter.env } }, deps);
+      if (code !== 0) return { kind: 'exited', exitCode: code, error: `prepare exited with ${code}` };
+    }
+    if (!(await enterAdapter(deps, runId))) return { kind: 'stopped' };
+    const secret = newTokenSecret('twr');
+    await deps.db.$transaction([
+      deps.db.apiToken.deleteMany({ where: { runId } }),
+      deps.db.apiToken.create({ data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId } }),
+    ]);
+    const contextFile = join(workdir, 'context.json');
+    await writeFile(contextFile, JSON.stringify(run.context ?? {}), { mode: 0o600 });
+    const env = {
+      ...process.env,
+      ...adapter.env,
+      TREEWARDEN_API_URL: deps.config.TREEWARDEN_API_URL ?? `http://127.0.0.1:${deps.config.TREEWARDEN_API_PORT}`,
+      TREEWARDEN_RUN_TOKEN: secret,
+      TREEWARDEN_RUN_ID: run.id,
+      TREEWARDEN_ISSUE_ID: run.issueId,
+      TREEWARDEN_AGENT_ID: run.agentId,
+      TREEWARDEN_WAKE_REASON: run.wakeReason,
+      TREEWARDEN_CONTEXT_FILE: contextFile,
+    };
+    const exitCode = await runCommand(adapter.command, adapter.args, { cwd: adapter.cwd ?? workdir, env }, deps);
+    return { kind: 'exited', exitCode };
+  } finally {
+    await rm(workdir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Spawns a command in its own process group and waits for it, heartbeating. On cancellation
+ * the whole group gets SIGTERM, then SIGKILL after the grace period, and the cancellation is
+ * rethrown so the workflow sees a stop, not an exit.
+ */
+function runCommand(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }, deps: Deps): Promise<number> {
+  const ctx = Context.current();
+  return new Promise<number>((resolve, reject) => {
+    const child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
+    let cancelled: unknown = null;
+    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+    const killGroup = (signal: NodeJS.Signals) => {
+      try {
+        if (child.pid) process.kill(-child.pid, signal);
+      } catch {
+        // the group is already gone
+      }
+    };
+    const onCancel = () => {
+      cancelled = ctx.cancellationSignal.reason ?? new Error('cancelled');
+      killGroup('SIGTERM');
+      setTimeout(() => killGroup('SIGKILL'), deps.config.TREEWARDEN_STOP_GRACE_MS).unref();
+    };
+    ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+    child.once('error', (error) => {
+      clearInterval(beat);
+      reject(error);
+    });
+    child.once('exit', (code, signal) => {
+      clearInterval(beat);
+      ctx.cancellationSignal.removeEventListener('abort', onCancel);
+      if (cancelled) reject(cancelled);
+      else resolve(code ?? (signal ? 128 : 1));
+    });
+  });
+}

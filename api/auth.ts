@@ -1,0 +1,37 @@
+/** Bearer-token authentication: admin (from the environment), board (per company), run (per run). */
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { Actor, WatchdogScope } from '../domain/actor';
+import { AppError } from '../domain/errors';
+import { isTerminalRunStatus } from '../domain/statuses';
+import { hashToken } from '../domain/tokens';
+import type { Deps } from '../services/deps';
+
+const sameSecret = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+export async function authenticate(deps: Deps, request: FastifyRequest): Promise<Actor> {
+  const header = request.headers.authorization;
+  const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
+  if (!match) throw new AppError('unauthorized', 'missing bearer token (Authorization: Bearer <token>)');
+  const secret = match[1];
+  const adminToken = deps.config.TREEWARDEN_ADMIN_TOKEN;
+  if (adminToken && sameSecret(secret, adminToken)) return { kind: 'admin' };
+  const token = await deps.db.apiToken.findUnique({ where: { tokenHash: hashToken(secret) } });
+  if (!token || token.revokedAt) throw new AppError('unauthorized', 'invalid or revoked token');
+  if (token.kind === 'board' && token.companyId) return { kind: 'board', companyId: token.companyId };
+  if (token.kind === 'run' && token.runId && token.companyId && token.agentId) {
+    const run = await deps.db.run.findUnique({ where: { id: token.runId } });
+    if (!run || isTerminalRunStatus(run.status)) throw new AppError('unauthorized', 'run token expired: its run has ended');
+    const context = (run.context ?? {}) as { taskWatchdog?: WatchdogScope };
+    const scope = context.taskWatchdog;
+    return {
+      kind: 'run',
+      companyId: token.companyId,
+      agentId: token.agentId,
+      runId: run.id,
+      issueId: run.issueId,
+      watchdog: scope ? { watchdogId: scope.watchdogId, watchedIssueId: scope.watchedIssueId, reviewIssueId: scope.reviewIssueId, fingerprint: scope.fingerprint } : null,
+    };
+  }
+  throw new AppError('unauthorized', 'invalid token');
+}

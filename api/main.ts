@@ -1,0 +1,26 @@
+/** API process: serves the HTTP surface until SIGTERM/SIGINT. */
+import { parseConfig } from '../domain/config';
+import { connectServices, createLogger } from '../workers/runtime';
+import { buildApi } from './server';
+
+async function main() {
+  const config = parseConfig(process.env);
+  const log = createLogger(config, 'treewarden-api');
+  const services = await connectServices(config, log);
+  const app = buildApi(services, {
+    healthChecks: [async () => void (await services.connection.workflowService.getSystemInfo({}))],
+  });
+  await app.listen({ port: config.TREEWARDEN_API_PORT, host: config.TREEWARDEN_API_HOST });
+  const stop = async () => {
+    await app.close();
+    await services.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`treewarden api failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

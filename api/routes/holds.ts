@@ -1,0 +1,87 @@
+/** Tree holds: pause a subtree, list and read holds, release them (exactly one release wins). */
+import { randomUUID } from 'node:crypto';
+import { WorkflowUpdateFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { HOLD_NOT_ACTIVE, type HoldReleaseOutcome } from '../../activities';
+import { AppError, notFound } from '../../domain/errors';
+import { requireBoard } from '../../services/authority';
+import type { Deps } from '../../services/deps';
+import { activeHoldsInside, createHold, getHoldWithMembers } from '../../services/holds';
+import { issueInCompany } from '../../services/issues';
+import { companyActor, ids, parse } from '../validation';
+
+export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
+  const db = deps.db;
+
+  const release = async (companyId: string, holdId: string, wakeAgents: boolean): Promise<HoldReleaseOutcome> => {
+    try {
+      return await deps.orchestrator.releaseHold({ holdId, releaseId: randomUUID(), wakeAgents, actor: `board:${companyId}` });
+    } catch (error) {
+      const notActive =
+        (error instanceof WorkflowUpdateFailedError && (error.cause as { type?: string } | undefined)?.type === HOLD_NOT_ACTIVE) ||
+        (error instanceof WorkflowUpdateFailedError && ((error.cause as { cause?: { type?: string } } | undefined)?.cause?.type === HOLD_NOT_ACTIVE)) ||
+        error instanceof WorkflowNotFoundError ||
+        (await db.treeHold.findUnique({ where: { id: holdId } }))?.status === 'released';
+      if (notActive) throw new AppError('conflict', `tree hold ${holdId} is not active`);
+      throw error;
+    }
+  };
+
+  app.post('/api/issues/:id/tree-holds', async (request, reply) => {
+    const { id } = ids(request.params, 'id');
+    const actor = companyActor(request.actor);
+    requireBoard(actor, 'tree holds');
+    const body = parse(z.object({ mode: z.enum(['pause', 'resume']), reason: z.string().trim().max(2000).optional(), wakeAgents: z.boolean().optional() }).strict(), request.body);
+    const issue = await issueInCompany(db, actor, id);
+    if (body.mode === 'pause') {
+      const hold = await createHold(deps, id, body.reason ?? null, actor);
+      await deps.orchestrator.startHold({ holdId: hold.id, companyId: actor.companyId, rootIssueId: id, title: issue.title });
+      return reply.status(201).send(await getHoldWithMembers(deps, hold.id));
+    }
+    const holds = await activeHoldsInside(deps, id);
+    const merged: Omit<HoldReleaseOutcome, 'holdId'> & { holds: unknown[] } = { holds: [], resumed: [], skipped: [], wakeFailures: [] };
+    for (const hold of holds) {
+      const outcome = await release(actor.companyId, hold.id, body.wakeAgents ?? false).catch((error: unknown) => {
+        if (error instanceof AppError && error.code === 'conflict') return null; // released concurrently
+        throw error;
+      });
+      if (!outcome) continue;
+      merged.holds.push(await getHoldWithMembers(deps, hold.id));
+      merged.resumed.push(...outcome.resumed);
+      merged.skipped.push(...outcome.skipped);
+      merged.wakeFailures.push(...outcome.wakeFailures);
+    }
+    return reply.status(200).send(merged);
+  });
+
+  app.get('/api/issues/:id/tree-holds', async (request) => {
+    const { id } = ids(request.params, 'id');
+    const actor = companyActor(request.actor);
+    requireBoard(actor, 'tree holds');
+    await issueInCompany(db, actor, id);
+    const holds = await db.treeHold.findMany({ where: { rootIssueId: id }, orderBy: { createdAt: 'asc' } });
+    return { items: holds };
+  });
+
+  app.get('/api/tree-holds/:holdId', async (request) => {
+    const { holdId } = ids(request.params, 'holdId');
+    const actor = companyActor(request.actor);
+    requireBoard(actor, 'tree holds');
+    const hold = await db.treeHold.findUnique({ where: { id: holdId } });
+    if (!hold || hold.companyId !== actor.companyId) throw notFound('tree hold');
+    return getHoldWithMembers(deps, holdId);
+  });
+
+  app.post('/api/issues/:id/tree-holds/:holdId/release', async (request) => {
+    const { id, holdId } = ids(request.params, 'id', 'holdId');
+    const actor = companyActor(request.actor);
+    requireBoard(actor, 'tree holds');
+    const body = parse(z.object({ wakeAgents: z.boolean().optional() }).strict(), request.body);
+    const hold = await db.treeHold.findUnique({ where: { id: holdId } });
+    if (!hold || hold.companyId !== actor.companyId || hold.rootIssueId !== id) throw notFound('tree hold');
+    if (hold.status !== 'active') throw new AppError('conflict', `tree hold ${holdId} is not active`);
+    const outcome = await release(actor.companyId, holdId, body.wakeAgents ?? false);
+    return { hold: await getHoldWithMembers(deps, holdId), resumed: outcome.resumed, skipped: outcome.skipped, wakeFailures: outcome.wakeFailures };
+  });
+}

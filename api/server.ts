@@ -1,0 +1,64 @@
+/** The HTTP surface for the main app (fastify). Every route but /healthz needs a bearer token. */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { ZodError } from 'zod';
+import type { Actor } from '../domain/actor';
+import { AppError, httpStatusOf, type ErrorCode } from '../domain/errors';
+import type { Deps } from '../services/deps';
+import { WakeDispatchError } from '../services/wakes';
+import { authenticate } from './auth';
+import { registerCoreRoutes } from './routes/core';
+import { registerHoldRoutes } from './routes/holds';
+import { registerWatchdogRoutes } from './routes/watchdogs';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    actor: Actor;
+  }
+}
+
+export interface ApiOptions {
+  /** checks for /healthz beyond the database, e.g. Temporal reachability */
+  healthChecks?: (() => Promise<void>)[];
+}
+
+export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance {
+  const app: FastifyInstance = Fastify({ loggerInstance: deps.log.child({ component: 'api' }) as FastifyBaseLogger, bodyLimit: 1024 * 1024 });
+  app.decorateRequest('actor', null as never);
+
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    if (request.url === '/healthz') return;
+    request.actor = await authenticate(deps, request);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const send = (code: ErrorCode, message: string, details?: unknown) =>
+      reply.status(httpStatusOf(code)).send({ error: { code, message, ...(details === undefined ? {} : { details }) } });
+    if (error instanceof AppError) return send(error.code, error.message, error.details);
+    if (error instanceof ZodError) {
+      return send('bad_request', error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '), error.issues);
+    }
+    if (error instanceof WakeDispatchError) return send('unavailable', `${error.message}; the wake stays queued, retry later`);
+    const fastifyError = error as { statusCode?: number; code?: string; message: string };
+    if (fastifyError.statusCode === 413) return send('payload_too_large', 'request body is too large (limit 1 MiB)');
+    if (fastifyError.statusCode === 415) return send('bad_request', 'request body must be JSON (content-type: application/json)');
+    if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) return send('bad_request', fastifyError.message);
+    request.log.error({ err: error }, 'unhandled error');
+    return send('unavailable', 'internal error; nothing was changed by the failing step');
+  });
+  app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }));
+
+  app.get('/healthz', async (_request, reply) => {
+    try {
+      await deps.db.$queryRaw`SELECT 1`;
+      for (const check of options.healthChecks ?? []) await check();
+      return { status: 'ok' };
+    } catch (error) {
+      return reply.status(503).send({ status: 'unavailable', error: error instanceof Error ? error.message : String(error) });
+    }
+  });
+
+  registerCoreRoutes(app, deps);
+  registerWatchdogRoutes(app, deps);
+  registerHoldRoutes(app, deps);
+  return app;
+}

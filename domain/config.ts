@@ -1,0 +1,36 @@
+/** Process configuration, validated once at start; a bad variable fails with its name. */
+import { z } from 'zod';
+
+const duration = z.coerce.number().int().positive();
+
+const schema = z.object({
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TREEWARDEN_TASK_QUEUE: z.string().min(1).default('treewarden'),
+  TREEWARDEN_API_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  TREEWARDEN_API_HOST: z.string().default('127.0.0.1'),
+  TREEWARDEN_API_URL: z.url().optional(),
+  TREEWARDEN_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  TREEWARDEN_DATA_DIR: z.string().default('.data'),
+  TREEWARDEN_WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  TREEWARDEN_WATCHDOG_TICK_MS: duration.default(600_000),
+  TREEWARDEN_WATCHDOG_DEBOUNCE_MS: duration.default(500),
+  TREEWARDEN_FIRST_RUN_GRACE_MS: duration.default(15_000),
+  TREEWARDEN_STOP_GRACE_MS: duration.default(5_000),
+  TREEWARDEN_SHUTDOWN_GRACE_MS: duration.default(30_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof schema>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+}

@@ -1,0 +1,11 @@
+import { z } from 'zod';
+
+/** Every entity id is a UUID; anything else is a malformed id (400), never a lookup. */
+export const uuidSchema = z.uuid({ message: 'must be a UUID' });
+
+/** Readable workflow ids: the Temporal UI shows what each execution is about. */
+export const workflowId = {
+  taskWatchdog: (issueId: string) => `task-watchdog:${issueId}`,
+  treeHold: (holdId: string) => `tree-hold:${holdId}`,
+  agentRun: (runId: string) => `agent-run:${runId}`,
+};

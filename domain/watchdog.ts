@@ -1,0 +1,128 @@
+/**
+ * Task-watchdog evaluation, as pure functions of the subtree's material state (seed 000,
+ * "How a scan works"). Fingerprints hash material state only: never timestamps or comments,
+ * so a bookkeeping write cannot re-arm the watchdog (Paperclip #9997, #10208, #10219).
+ */
+import { createHash } from 'node:crypto';
+
+export const MAX_WATCHDOG_DEPTH = 100;
+
+export interface SubtreeNode {
+  id: string;
+  parentId: string | null;
+  /** watched issue = 1 */
+  depth: number;
+  status: string;
+  assigneeAgentId: string | null;
+  createdAt: Date;
+  hasLiveRun: boolean;
+  hasQueuedWake: boolean;
+  hasAnyRun: boolean;
+  blockerIds: string[];
+  pendingInteractionIds: string[];
+}
+
+export interface WatchdogConfig {
+  agentId: string;
+  instructions: string | null;
+}
+
+export type EvaluationState = 'live' | 'pending_first_run' | 'incomplete' | 'stopped';
+
+export interface StoppedLeaf {
+  id: string;
+  status: string;
+  assigneeAgentId: string | null;
+  blockerIds: string[];
+  pendingInteractionIds: string[];
+}
+
+export interface Classification {
+  state: EvaluationState;
+  includedCount: number;
+  liveIssueIds: string[];
+  pendingFirstRunIssueIds: string[];
+  /** issues at the depth limit that still have eligible children below it */
+  incompleteIssueIds: string[];
+  stoppedLeaves: StoppedLeaf[];
+  fingerprint: string | null;
+}
+
+/**
+ * `nodes` holds the walk down to depth MAX+1 (the extra level only proves incompleteness).
+ */
+export function classifySubtree(nodes: SubtreeNode[], config: WatchdogConfig, now: Date, firstRunGraceMs: number): Classification {
+  const beyond = nodes.filter((n) => n.depth > MAX_WATCHDOG_DEPTH);
+  const included = nodes.filter((n) => n.depth <= MAX_WATCHDOG_DEPTH);
+  const base = { includedCount: included.length, liveIssueIds: [], pendingFirstRunIssueIds: [], incompleteIssueIds: [], stoppedLeaves: [], fingerprint: null };
+  if (beyond.length > 0) {
+    const incompleteIssueIds = [...new Set(beyond.map((n) => n.parentId!))].sort();
+    return { ...base, state: 'incomplete', incompleteIssueIds };
+  }
+  const liveIssueIds = included.filter((n) => n.hasLiveRun || n.hasQueuedWake).map((n) => n.id).sort();
+  if (liveIssueIds.length > 0) return { ...base, state: 'live', liveIssueIds };
+  const pendingFirstRunIssueIds = included
+    .filter((n) => n.assigneeAgentId && !n.hasAnyRun && now.getTime() - n.createdAt.getTime() < firstRunGraceMs && !['done', 'cancelled'].includes(n.status))
+    .map((n) => n.id)
+    .sort();
+  if (pendingFirstRunIssueIds.length > 0) return { ...base, state: 'pending_first_run', pendingFirstRunIssueIds };
+  const parents = new Set(included.map((n) => n.parentId));
+  const stoppedLeaves = included
+    .filter((n) => !parents.has(n.id) || n.pendingInteractionIds.length > 0)
+    .map((n) => ({
+      id: n.id,
+      status: n.status,
+      assigneeAgentId: n.assigneeAgentId,
+      blockerIds: [...n.blockerIds].sort(),
+      pendingInteractionIds: [...n.pendingInteractionIds].sort(),
+    }))
+    .sort((a, b) => a.id.localeCompare(b.id));
+  return { ...base, state: 'stopped', stoppedLeaves, fingerprint: stopFingerprint(stoppedLeaves, config) };
+}
+
+export function stopFingerprint(leaves: StoppedLeaf[], config: WatchdogConfig): string {
+  const material = {
+    leaves: leaves.map((l) => [l.id, l.status, l.assigneeAgentId, l.blockerIds, l.pendingInteractionIds]),
+    config: [config.agentId, config.instructions],
+  };
+  return createHash('sha256').update(JSON.stringify(material)).digest('hex');
+}
+
+/** A review task has reached a disposition when it is done, blocked, or handed to a reviewer. */
+export function isReviewDisposition(status: string, assigneeAgentId: string | null, watchdogAgentId: string): boolean {
+  if (status === 'done' || status === 'blocked') return true;
+  return status === 'in_review' && assigneeAgentId !== watchdogAgentId;
+}
+
+export function normalizeInstructions(instructions: string | null | undefined): string | null {
+  const trimmed = instructions?.trim() ?? '';
+  return trimmed === '' ? null : trimmed;
+}
+
+export const WATCHDOG_DEFAULT_MANDATE = [
+  'Treat every stopped leaf as a claim to verify against comments, documents, work products, tests, blockers and review state; "I could not" or "waiting for approval" is not automatically valid.',
+  'Leave genuinely complete leaves alone, with a short note on what was checked.',
+  'If a leaf is not genuinely complete, restore a live path: reopen it, reassign it, comment actionable instructions, create a follow-up child inside the watched subtree, or resolve an interaction the ordinary audience permits.',
+  'If the blocker is real, leave a valid waiting disposition that names the unblock owner and the next action.',
+  'Stay inside the watched subtree; never impersonate approvals, never create another watchdog, never wake yourself. Custom instructions may narrow this mandate, never widen it.',
+  'Finish by moving your review task to done, blocked or in_review with the evidence for your decision.',
+].join('\n');
+
+export const WATCHDOG_ALLOWED_OPERATIONS = [
+  'comment on included issues',
+  'create child issues under included issues',
+  'assign included issues to active agents of the same company',
+  'move included issues among todo, in_progress, in_review and blocked',
+  'reopen done or cancelled included issues with a comment',
+  'add or clear blockers within the company',
+  'resolve interactions the ordinary audience allows',
+  'update the review task',
+] as const;
+
+export const WATCHDOG_DENIED_OPERATIONS = [
+  'writes outside the watched subtree',
+  'watchdog configuration',
+  'agent or company settings',
+  'cancelling runs',
+  'deleting anything',
+] as const;

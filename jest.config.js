@@ -1,0 +1,13 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node', // jsdom is not supported by the Temporal SDK
+  // isolatedModules: ts-jest transpiles file by file (fast); `npm run typecheck` does the type checking.
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: { isolatedModules: true } }] },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testTimeout: 120_000, // workflow bundling + Worker start take seconds
+  maxWorkers: 1, // 2-core box: serial is faster and stable
+  globalSetup: '<rootDir>/test/setup/global-setup.ts', // one temporal dev server + PG template for the whole run
+  globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+  setupFilesAfterEnv: ['<rootDir>/test/setup/runtime.ts'],
+  modulePathIgnorePatterns: ['<rootDir>/.data/', '<rootDir>/.tmp/', '<rootDir>/.bench/'],
+};

@@ -1,0 +1,52 @@
+/** Free-port helper for local provisioning (dev server, test stacks). */
+import net from 'node:net';
+
+/**
+ * Ask the kernel for a free TCP port on `host` (listen on port 0, read it back, close).
+ *
+ * There is an unavoidable race between closing the probe socket and the real server binding the port; callers that
+ * spawn a server must treat "address already in use" as a retryable start failure.
+ */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', reject);
+    srv.listen({ host, port: 0, exclusive: true }, () => {
+      const addr = srv.address();
+      if (addr === null || typeof addr === 'string') {
+        srv.close();
+        reject(new Error(`freePort: unexpected address ${String(addr)}`));
+        return;
+      }
+      const { port } = addr;
+      srv.close((err) => (err ? reject(err) : resolve(port)));
+    });
+  });
+}
+
+/** `n` distinct free ports (each probe is kept open until all are chosen, so they cannot collide with each other). */
+export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]> {
+  const servers: net.Server[] = [];
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const srv = net.createServer();
+      srv.unref();
+      servers.push(srv);
+      ports.push(
+        await new Promise<number>((resolve, reject) => {
+          srv.once('error', reject);
+          srv.listen({ host, port: 0, exclusive: true }, () => {
+            const addr = srv.address();
+            if (addr === null || typeof addr === 'string') reject(new Error(`freePorts: unexpected address ${String(addr)}`));
+            else resolve(addr.port);
+          });
+        }),
+      );
+    }
+    return ports;
+  } finally {
+    await Promise.all(servers.map((s) => new Promise<void>((r) => (s.listening ? s.close(() => r()) : r()))));
+  }
+}

@@ -1,0 +1,29 @@
+import type { Tx } from '../db/prisma';
+import { actorId, type Actor } from '../domain/actor';
+
+export interface ActivityEntry {
+  companyId: string;
+  actor: Actor;
+  action: string;
+  entityType: string;
+  entityId: string;
+  details?: Record<string, unknown>;
+}
+
+/** Append one audit record; watchdog-driven writes also carry the watchdog scope. */
+export async function logActivity(tx: Tx, entry: ActivityEntry): Promise<void> {
+  const { actor } = entry;
+  const scope = actor.kind === 'run' && actor.watchdog ? { watchdog: { ...actor.watchdog, runId: actor.runId } } : {};
+  await tx.activityLog.create({
+    data: {
+      companyId: entry.companyId,
+      actorKind: actor.kind,
+      actorId: actorId(actor),
+      runId: actor.kind === 'run' ? actor.runId : null,
+      action: entry.action,
+      entityType: entry.entityType,
+      entityId: entry.entityId,
+      details: { ...entry.details, ...scope } as object,
+    },
+  });
+}

@@ -1,0 +1,157 @@
+/** Tree holds: pause a subtree, release it, and re-dispatch exactly the interrupted work. */
+import type { Actor } from '../domain/actor';
+import { AppError } from '../domain/errors';
+import { ACTIONABLE_ISSUE_STATUSES, isInvokable, LIVE_RUN_STATUSES } from '../domain/statuses';
+import { logActivity } from './activity-log';
+import type { Deps } from './deps';
+import { notifySubtreeChanged } from './notify';
+import { emptyReport, resumeIfOwed, type ResumeReport } from './resume';
+import { requestStop } from './runs';
+import { lockCompanyScheduling, subtree } from './tree';
+import { dispatchWake, wakeAndDispatch } from './wakes';
+
+/** Releasing a hold that is not active (any more, or by another release) is a 409. */
+export class HoldNotActiveError extends Error {
+  override readonly name = 'HoldNotActiveError';
+  constructor(readonly holdId: string) {
+    super(`tree hold ${holdId} is not active`);
+  }
+}
+
+export async function createHold(deps: Deps, rootIssueId: string, reason: string | null, actor: Actor & { companyId: string }) {
+  const hold = await deps.db.$transaction(async (tx) => {
+    await lockCompanyScheduling(tx, actor.companyId);
+    const created = await tx.treeHold.create({ data: { companyId: actor.companyId, rootIssueId, reason } });
+    await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.tree_hold_created', entityType: 'issue', entityId: rootIssueId, details: { holdId: created.id, reason } });
+    return created;
+  });
+  return hold;
+}
+
+/**
+ * Applies a pause: snapshot the subtree, cancel its unclaimed wakes, and stop its live runs as
+ * operator stops by this hold. Idempotent: a retry after a crash re-stops any run still live.
+ */
+export async function applyPause(deps: Deps, holdId: string) {
+  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
+  if (!hold.appliedAt && hold.status === 'active') {
+    await deps.db.$transaction(
+      async (tx) => {
+        await lockCompanyScheduling(tx, hold.companyId);
+        const nodes = await subtree(tx, hold.rootIssueId);
+        const ids = nodes.map((n) => n.id);
+        const [issues, liveRuns] = await Promise.all([
+          tx.issue.findMany({ where: { id: { in: ids } }, select: { id: true, status: true, assigneeAgentId: true } }),
+          tx.run.findMany({ where: { issueId: { in: ids }, status: { in: [...LIVE_RUN_STATUSES] } }, orderBy: { createdAt: 'desc' } }),
+        ]);
+        const issueById = new Map(issues.map((i) => [i.id, i]));
+        const runByIssue = new Map<string, (typeof liveRuns)[number]>();
+        for (const run of liveRuns) if (!runByIssue.has(run.issueId)) runByIssue.set(run.issueId, run);
+        await tx.treeHoldMember.createMany({
+          skipDuplicates: true,
+          data: nodes.map((n) => {
+            const issue = issueById.get(n.id)!;
+            const run = runByIssue.get(n.id);
+            return {
+              holdId,
+              issueId: n.id,
+              depth: n.depth,
+              issueStatus: issue.status,
+              assigneeAgentId: issue.assigneeAgentId,
+              activeRunId: run?.id ?? null,
+              activeRunStatus: run?.status ?? null,
+              interruptedRunId: run?.id ?? null,
+            };
+          }),
+        });
+        await tx.wakeRequest.updateMany({ where: { issueId: { in: ids }, status: 'queued' }, data: { status: 'cancelled', skipReason: `cancelled by tree hold ${holdId}` } });
+        await tx.treeHold.update({ where: { id: holdId }, data: { appliedAt: new Date() } });
+      },
+      { timeout: 60_000 },
+    );
+  }
+  const interrupted = await deps.db.treeHoldMember.findMany({ where: { holdId, interruptedRunId: { not: null } }, select: { interruptedRunId: true } });
+  for (const { interruptedRunId } of interrupted) {
+    await requestStop(deps, interruptedRunId!, { kind: 'operator_hold', holdId, actor: { kind: 'system', companyId: hold.companyId } });
+  }
+  await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_applied');
+  return getHoldWithMembers(deps, holdId);
+}
+
+export async function getHoldWithMembers(deps: Deps, holdId: string) {
+  return deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId }, include: { members: { orderBy: [{ depth: 'asc' }, { issueId: 'asc' }] } } });
+}
+
+export interface ReleaseResult extends ResumeReport {
+  hold: Awaited<ReturnType<typeof getHoldWithMembers>>;
+}
+
+/**
+ * Releases an active hold exactly once (compare-and-set on its status, tagged with the release
+ * id so a retried activity of the same release carries on instead of reporting 409).
+ */
+export async function releaseHold(deps: Deps, holdId: string, releaseId: string, wakeAgents: boolean, actor: Actor): Promise<ReleaseResult> {
+  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
+  const { count } = await deps.db.treeHold.updateMany({
+    where: { id: holdId, status: 'active' },
+    data: { status: 'released', releasedAt: new Date(), releaseResult: { releaseId, wakeAgents } },
+  });
+  if (count === 0) {
+    const current = (hold.releaseResult ?? {}) as { releaseId?: string };
+    if (current.releaseId !== releaseId) throw new HoldNotActiveError(holdId);
+  } else {
+    await deps.db.$transaction((tx) =>
+      logActivity(tx, { companyId: hold.companyId, actor, action: 'issue.tree_hold_released', entityType: 'issue', entityId: hold.rootIssueId, details: { holdId, wakeAgents } }),
+    );
+  }
+  const report = emptyReport();
+  const memberIds = (await subtree(deps.db, hold.rootIssueId)).map((n) => n.id);
+  const latestRuns = await deps.db.run.findMany({
+    where: { issueId: { in: memberIds }, stopKind: 'operator_hold', resumeClaim: null },
+    distinct: ['issueId'],
+    orderBy: [{ issueId: 'asc' }, { createdAt: 'desc' }],
+    select: { id: true },
+  });
+  for (const run of latestRuns) await resumeIfOwed(deps, run.id, report, holdId);
+  // wakes deferred while the hold was active
+  const deferred = await deps.db.wakeRequest.findMany({ where: { issueId: { in: memberIds }, status: 'queued' }, select: { id: true } });
+  for (const wake of deferred) await dispatchWake(deps, wake.id).catch((error: Error) => deps.log.warn({ err: error, wakeId: wake.id }, 'deferred wake dispatch failed'));
+  const claims = await deps.db.resumeClaim.findMany({ where: { holdId } });
+  const claimWakes = await deps.db.wakeRequest.findMany({ where: { id: { in: claims.map((c) => c.wakeRequestId) } } });
+  report.resumed = claimWakes.filter((w) => w.runId).map((w) => ({ issueId: w.issueId, runId: w.runId! }));
+  if (wakeAgents) await wakeOtherMembers(deps, hold.companyId, holdId, memberIds, report, actor);
+  await deps.db.treeHold.update({ where: { id: holdId }, data: { releaseResult: { releaseId, wakeAgents, ...report } as object } });
+  await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_released');
+  return { hold: await getHoldWithMembers(deps, holdId), ...report };
+}
+
+/** `wakeAgents`: wake every other executable member in todo, in_progress or in_review. */
+async function wakeOtherMembers(deps: Deps, companyId: string, holdId: string, memberIds: string[], report: ResumeReport, actor: Actor) {
+  const resumedIssues = new Set(report.resumed.map((r) => r.issueId));
+  const issues = await deps.db.issue.findMany({
+    where: { id: { in: memberIds }, companyId, status: { in: [...ACTIONABLE_ISSUE_STATUSES] }, assigneeAgentId: { not: null } },
+    include: { assignee: true, runs: { where: { status: { in: [...LIVE_RUN_STATUSES] } }, select: { id: true } } },
+  });
+  for (const issue of issues) {
+    if (resumedIssues.has(issue.id) || issue.runs.length > 0 || !issue.assignee || !isInvokable(issue.assignee.status)) continue;
+    try {
+      await wakeAndDispatch(
+        deps,
+        { companyId, agentId: issue.assignee.id, issueId: issue.id, reason: 'issue_tree_released', context: { holdId }, idempotencyKey: `tree_release:${holdId}:${issue.id}` },
+        actor,
+      );
+    } catch (error) {
+      report.wakeFailures.push({ issueId: issue.id, message: error instanceof Error ? error.message : String(error) });
+    }
+  }
+}
+
+/** `mode: "resume"` on an issue: release every active hold rooted inside its subtree. */
+export async function activeHoldsInside(deps: Deps, issueId: string) {
+  const ids = (await subtree(deps.db, issueId)).map((n) => n.id);
+  return deps.db.treeHold.findMany({ where: { rootIssueId: { in: ids }, status: 'active' }, orderBy: { createdAt: 'asc' } });
+}
+
+export function assertHoldReleasable(status: string, holdId: string) {
+  if (status !== 'active') throw new AppError('conflict', `tree hold ${holdId} is not active`);
+}

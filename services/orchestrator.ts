@@ -1,0 +1,42 @@
+/** The service layer's view of Temporal: start, signal and cancel the entity workflows. */
+import type { HoldReleaseOutcome, PauseApplied } from '../activities';
+
+export interface RunStart {
+  runId: string;
+  companyId: string;
+  issueId: string;
+  title: string;
+}
+
+export interface WatchdogStart {
+  watchdogId: string;
+  companyId: string;
+  issueId: string;
+  title: string;
+}
+
+export interface HoldStart {
+  holdId: string;
+  companyId: string;
+  rootIssueId: string;
+  title: string;
+}
+
+export interface ReleaseRequest {
+  holdId: string;
+  releaseId: string;
+  wakeAgents: boolean;
+  /** `board:<companyId>` or `system:<companyId>`, recorded in the activity log */
+  actor: string;
+}
+
+export interface Orchestrator {
+  startRun(run: RunStart): Promise<void>;
+  cancelRun(runId: string): Promise<void>;
+  /** Tell a watchdog its subtree changed; starts its workflow when it is missing. */
+  subtreeChanged(watchdog: WatchdogStart, reason: string): Promise<void>;
+  watchdogRemoved(issueId: string, watchdogId: string): Promise<void>;
+  /** Starts the hold's workflow and returns once the pause is applied. */
+  startHold(hold: HoldStart): Promise<PauseApplied>;
+  releaseHold(request: ReleaseRequest): Promise<HoldReleaseOutcome>;
+}

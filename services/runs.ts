@@ -1,0 +1,142 @@
+/** Run lifecycle in the database: begin, enter the adapter, finish, stop. Each step is a CAS. */
+import type { Tx } from '../db/prisma';
+import type { Actor } from '../domain/actor';
+import { AppError } from '../domain/errors';
+import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
+import { logActivity } from './activity-log';
+import type { Deps } from './deps';
+import { notifySubtreeChanged } from './notify';
+import { settleInterruptedRun } from './resume';
+
+/** queued → running. False when the run was cancelled (e.g. by a pause) before it began. */
+export async function beginRun(deps: Deps, runId: string): Promise<boolean> {
+  const { count } = await deps.db.run.updateMany({
+    where: { id: runId, status: 'queued', stopRequestedAt: null },
+    data: { status: 'running', startedAt: new Date() },
+  });
+  if (count === 1) await notifyForRun(deps, runId, 'run_started');
+  return count === 1;
+}
+
+/**
+ * Marks the point of no return: from here a stop has an unknown outcome. Refused when a stop
+ * was already requested, so a run stopped during preparation never enters its adapter.
+ */
+export async function enterAdapter(deps: Deps, runId: string): Promise<boolean> {
+  const { count } = await deps.db.run.updateMany({
+    where: { id: runId, status: 'running', stopRequestedAt: null },
+    data: { adapterEntered: true },
+  });
+  return count === 1;
+}
+
+export type RunOutcome =
+  | { kind: 'exited'; exitCode: number; error?: string }
+  | { kind: 'stopped' }
+  | { kind: 'error'; error: string };
+
+/** Settles a run exactly once; later calls are no-ops. Then runs the follow-ups it owes. */
+export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome): Promise<RunStatus> {
+  const settled = await deps.db.$transaction(async (tx) => {
+    const run = await lockRun(tx, runId);
+    if (isTerminalRunStatus(run.status)) return { status: run.status, changed: false };
+    const status: RunStatus =
+      outcome.kind === 'exited' ? (outcome.exitCode === 0 ? 'succeeded' : 'failed') : outcome.kind === 'stopped' ? 'cancelled' : 'failed';
+    await tx.run.update({
+      where: { id: runId },
+      data: {
+        status,
+        finishedAt: new Date(),
+        exitCode: outcome.kind === 'exited' ? outcome.exitCode : null,
+        error: outcome.kind === 'stopped' ? null : outcome.kind === 'exited' ? (outcome.error ?? null) : outcome.error,
+      },
+    });
+    await tx.apiToken.updateMany({ where: { runId, revokedAt: null }, data: { revokedAt: new Date() } });
+    if (status === 'cancelled' && run.adapterEntered && run.stopKind === 'operator_hold') {
+      // the adapter may have acted before the stop landed: never replay it blindly
+      await tx.executionBlocker.create({
+        data: {
+          companyId: run.companyId,
+          issueId: run.issueId,
+          runId,
+          cause: 'stopped_mid_turn_unknown_outcome',
+          nextAction: `Review what run ${runId} did before it was stopped, then resolve this blocker and wake the assignee.`,
+        },
+      });
+    }
+    await logActivity(tx, {
+      companyId: run.companyId,
+      actor: { kind: 'system', companyId: run.companyId },
+      action: `run.${status}`,
+      entityType: 'run',
+      entityId: runId,
+      details: { issueId: run.issueId, stopKind: run.stopKind, adapterEntered: run.adapterEntered },
+    });
+    return { status, changed: true };
+  });
+  if (settled.changed) {
+    await settleInterruptedRun(deps, runId);
+    await notifyForRun(deps, runId, 'run_finished');
+  }
+  return settled.status;
+}
+
+export type StopKind = 'operator_stop' | 'operator_hold';
+
+/**
+ * Records a stop request on a live run and cancels its workflow. A queued run is settled at
+ * once (it never started); a running one settles when its workflow unwinds.
+ */
+export async function requestStop(
+  deps: Deps,
+  runId: string,
+  stop: { kind: StopKind; holdId?: string; actor: Actor },
+): Promise<{ stopped: boolean; status: RunStatus }> {
+  const result = await deps.db.$transaction(async (tx) => {
+    const run = await lockRun(tx, runId);
+    if (isTerminalRunStatus(run.status)) return { stopped: false, status: run.status, queued: false, companyId: run.companyId };
+    await tx.run.update({
+      where: { id: runId },
+      data: {
+        stopKind: stop.kind,
+        stoppedByHoldId: stop.holdId ?? null,
+        stopRequestedAt: run.stopRequestedAt ?? new Date(),
+        stopDetails: { requestedBy: stop.actor.kind } as object,
+      },
+    });
+    await logActivity(tx, {
+      companyId: run.companyId,
+      actor: stop.actor,
+      action: stop.kind === 'operator_hold' ? 'issue.tree_hold_run_interrupted' : 'run.stop_requested',
+      entityType: 'run',
+      entityId: runId,
+      details: { issueId: run.issueId, holdId: stop.holdId ?? null, statusAtStop: run.status },
+    });
+    return { stopped: true, status: run.status, queued: run.status === 'queued', companyId: run.companyId };
+  });
+  if (!result.stopped) return { stopped: false, status: result.status };
+  await deps.orchestrator.cancelRun(runId);
+  if (result.queued) return { stopped: true, status: await finishRun(deps, runId, { kind: 'stopped' }) };
+  return { stopped: true, status: result.status };
+}
+
+export async function stopRunForActor(deps: Deps, runId: string, actor: Actor) {
+  const run = await deps.db.run.findUnique({ where: { id: runId } });
+  if (!run || (actor.kind !== 'admin' && 'companyId' in actor && actor.companyId !== run.companyId)) {
+    throw new AppError('not_found', 'run not found');
+  }
+  if (isTerminalRunStatus(run.status)) throw new AppError('conflict', `run is already ${run.status}`);
+  await requestStop(deps, runId, { kind: 'operator_stop', actor });
+  return deps.db.run.findUniqueOrThrow({ where: { id: runId } });
+}
+
+/** Row lock first, so a concurrent begin/finish/stop sees the other's committed state. */
+async function lockRun(tx: Tx, runId: string) {
+  await tx.$executeRaw`SELECT 1 FROM "Run" WHERE id = ${runId}::uuid FOR UPDATE`;
+  return tx.run.findUniqueOrThrow({ where: { id: runId } });
+}
+
+async function notifyForRun(deps: Deps, runId: string, reason: string) {
+  const run = await deps.db.run.findUnique({ where: { id: runId }, select: { issueId: true } });
+  if (run) await notifySubtreeChanged(deps, [run.issueId], reason);
+}

@@ -1,0 +1,75 @@
+/** Orchestrator on a real Temporal client: readable ids, search attributes, memo, summaries. */
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Config } from '../domain/config';
+import { workflowId } from '../domain/ids';
+import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-attributes';
+import type { HoldReleaseOutcome } from '../activities';
+import type { agentRunWorkflow, taskWatchdogWorkflow, treeHoldWorkflow } from '../workflows';
+import { awaitPauseAppliedUpdate, releaseHoldUpdate, subtreeChangedSignal, watchdogRemovedSignal } from '../workflows/definitions';
+import type { Orchestrator } from './orchestrator';
+
+const attributes = (kind: string, companyId: string, issueId: string, state: string) => [
+  { key: KindKey, value: kind },
+  { key: CompanyIdKey, value: companyId },
+  { key: IssueIdKey, value: issueId },
+  { key: StateKey, value: state },
+];
+
+export function createTemporalOrchestrator(client: Client, config: Config): Orchestrator {
+  const taskQueue = config.TREEWARDEN_TASK_QUEUE;
+  const ignore = (...types: (new (...args: never[]) => Error)[]) => (error: unknown) => {
+    if (!types.some((t) => error instanceof t)) throw error;
+  };
+  return {
+    async startRun(run) {
+      await client.workflow
+        .start<typeof agentRunWorkflow>('agentRunWorkflow', {
+          workflowId: workflowId.agentRun(run.runId),
+          taskQueue,
+          args: [{ runId: run.runId }],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: attributes('agent_run', run.companyId, run.issueId, 'queued'),
+          memo: { issueTitle: run.title },
+          staticSummary: `Agent run for "${run.title}"`,
+        })
+        .catch(ignore(WorkflowExecutionAlreadyStartedError));
+    },
+    async cancelRun(runId) {
+      await client.workflow.getHandle(workflowId.agentRun(runId)).cancel().catch(ignore(WorkflowNotFoundError));
+    },
+    async subtreeChanged(watchdog, reason) {
+      await client.workflow.signalWithStart<typeof taskWatchdogWorkflow, [{ watchdogId: string; reason: string }]>('taskWatchdogWorkflow', {
+        workflowId: workflowId.taskWatchdog(watchdog.issueId),
+        taskQueue,
+        args: [{ watchdogId: watchdog.watchdogId, issueId: watchdog.issueId, tickMs: config.TREEWARDEN_WATCHDOG_TICK_MS, debounceMs: config.TREEWARDEN_WATCHDOG_DEBOUNCE_MS }],
+        signal: subtreeChangedSignal,
+        signalArgs: [{ watchdogId: watchdog.watchdogId, reason }],
+        typedSearchAttributes: attributes('task_watchdog', watchdog.companyId, watchdog.issueId, 'starting'),
+        memo: { issueTitle: watchdog.title },
+        staticSummary: `Task watchdog for "${watchdog.title}"`,
+      });
+    },
+    async watchdogRemoved(issueId, watchdogId) {
+      await client.workflow.getHandle(workflowId.taskWatchdog(issueId)).signal(watchdogRemovedSignal, { watchdogId }).catch(ignore(WorkflowNotFoundError));
+    },
+    async startHold(hold) {
+      const handle = await client.workflow
+        .start<typeof treeHoldWorkflow>('treeHoldWorkflow', {
+          workflowId: workflowId.treeHold(hold.holdId),
+          taskQueue,
+          args: [{ holdId: hold.holdId }],
+          typedSearchAttributes: attributes('tree_hold', hold.companyId, hold.rootIssueId, 'applying'),
+          memo: { issueTitle: hold.title },
+          staticSummary: `Tree hold on "${hold.title}"`,
+        })
+        .catch((error: unknown) => {
+          if (error instanceof WorkflowExecutionAlreadyStartedError) return client.workflow.getHandle(workflowId.treeHold(hold.holdId));
+          throw error;
+        });
+      return handle.executeUpdate(awaitPauseAppliedUpdate);
+    },
+    async releaseHold({ holdId, releaseId, wakeAgents, actor }): Promise<HoldReleaseOutcome> {
+      return client.workflow.getHandle(workflowId.treeHold(holdId)).executeUpdate(releaseHoldUpdate, { args: [{ releaseId, wakeAgents, actor }], updateId: releaseId });
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/** Tree queries over Issue.parentId. Walks are bounded at 100 levels (the start is level 1). */
+import type { Tx } from '../db/prisma';
+
+export const MAX_TREE_DEPTH = 100;
+
+/** The issue itself and its ancestors, nearest first. */
+export async function ancestorIds(tx: Tx, issueId: string): Promise<string[]> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    WITH RECURSIVE up AS (
+      SELECT id, "parentId", 1 AS depth FROM "Issue" WHERE id = ${issueId}::uuid
+      UNION ALL
+      SELECT i.id, i."parentId", up.depth + 1 FROM "Issue" i JOIN up ON i.id = up."parentId"
+      WHERE up.depth < ${MAX_TREE_DEPTH}
+    )
+    SELECT id::text FROM up ORDER BY depth`;
+  return rows.map((r) => r.id);
+}
+
+/** The issue and every descendant (no exclusions), with depth from the root (root = 0). */
+export async function subtree(
+  tx: Tx,
+  rootId: string,
+): Promise<{ id: string; parentId: string | null; depth: number }[]> {
+  return tx.$queryRaw`
+    WITH RECURSIVE down AS (
+      SELECT id, "parentId", 0 AS depth FROM "Issue" WHERE id = ${rootId}::uuid
+      UNION ALL
+      SELECT i.id, i."parentId", down.depth + 1 FROM "Issue" i JOIN down ON i."parentId" = down.id
+      WHERE down.depth < ${MAX_TREE_DEPTH - 1}
+    )
+    SELECT id::text, "parentId"::text, depth FROM down ORDER BY depth, id`;
+}
+
+/** Active pause holds rooted at the issue or one of its ancestors. */
+export async function activeHoldsCovering(tx: Tx, issueId: string): Promise<{ id: string; rootIssueId: string }[]> {
+  const ancestors = await ancestorIds(tx, issueId);
+  if (ancestors.length === 0) return [];
+  return tx.treeHold.findMany({
+    where: { rootIssueId: { in: ancestors }, status: 'active' },
+    select: { id: true, rootIssueId: true },
+  });
+}
+
+/** Active watchdogs whose watched issue is one of `issueIds` or above them. */
+export async function watchdogsAbove(tx: Tx, issueIds: string[]) {
+  const unique = [...new Set(issueIds)];
+  if (unique.length === 0) return [];
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    WITH RECURSIVE up AS (
+      SELECT id, "parentId", 1 AS depth FROM "Issue" WHERE id = ANY(${unique}::uuid[])
+      UNION
+      SELECT i.id, i."parentId", up.depth + 1 FROM "Issue" i JOIN up ON i.id = up."parentId"
+      WHERE up.depth < ${MAX_TREE_DEPTH}
+    )
+    SELECT DISTINCT id::text FROM up`;
+  return tx.watchdog.findMany({
+    where: { activeIssueId: { in: rows.map((r) => r.id) } },
+    include: { issue: { select: { title: true } } },
+  });
+}
+
+/** Serialises wake dispatch against hold creation within one company. */
+export async function lockCompanyScheduling(tx: Tx, companyId: string): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${companyId}))`;
+}

@@ -1,0 +1,127 @@
+/**
+ * @module Foundation: a wake for a `process` agent really runs its command through Temporal and
+ * PostgreSQL, and the run ends succeeded or failed by exit code; the API's auth and errors.
+ */
+import { eventually, seedCompany, startHarness, type Harness, ADMIN_TOKEN } from './support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+async function wakeAndSettle(token: string, issueId: string) {
+  const wake = await h.request('POST', `/api/issues/${issueId}/wake`, token, {});
+  expect(wake.status).toBe(202);
+  return eventually('run to settle', async () => {
+    const run = await h.request('GET', `/api/runs/${wake.body.runId}`, token);
+    return ['succeeded', 'failed', 'cancelled'].includes(run.body.status) ? run.body : null;
+  });
+}
+
+test('a process run that exits 0 succeeds and sees its run environment', async () => {
+  const c = await seedCompany(h);
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', 'test -n "$TREEWARDEN_RUN_TOKEN" && test "$TREEWARDEN_ISSUE_ID" = "$EXPECT" && test -f "$TREEWARDEN_CONTEXT_FILE"'], env: {} });
+  const issue = await c.issue({ title: 'env check', assigneeAgentId: agent.id });
+  await h.request('PATCH', `/api/agents/${agent.id}`, c.token, { adapter: { type: 'process', command: 'sh', args: ['-c', `test -n "$TREEWARDEN_RUN_TOKEN" && test "$TREEWARDEN_ISSUE_ID" = "${issue.id}" && test -f "$TREEWARDEN_CONTEXT_FILE"`] } });
+  const run = await wakeAndSettle(c.token, issue.id);
+  expect(run).toMatchObject({ status: 'succeeded', issueId: issue.id, agentId: agent.id, wakeReason: 'manual_wake' });
+  expect(run.exitCode).toBe(0);
+});
+
+test('a process run that exits non-zero fails', async () => {
+  const c = await seedCompany(h);
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', 'exit 3'] });
+  const issue = await c.issue({ title: 'fails', assigneeAgentId: agent.id });
+  const run = await wakeAndSettle(c.token, issue.id);
+  expect(run).toMatchObject({ status: 'failed', exitCode: 3 });
+});
+
+test('a run can call back with its token while it runs; the token dies with the run', async () => {
+  const c = await seedCompany(h);
+  const script = 'curl -sf -X POST -H "authorization: Bearer $TREEWARDEN_RUN_TOKEN" -H "content-type: application/json" -d \'{"body":"hello from the run"}\' "$TREEWARDEN_API_URL/api/issues/$TREEWARDEN_ISSUE_ID/comments" > /dev/null && echo "$TREEWARDEN_RUN_TOKEN" > "$OUT"';
+  const out = `/tmp/tw-token-${Date.now()}`;
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script], env: { OUT: out } });
+  const issue = await c.issue({ title: 'callback', assigneeAgentId: agent.id });
+  const run = await wakeAndSettle(c.token, issue.id);
+  expect(run.status).toBe('succeeded');
+  const comments = await h.services.db.comment.findMany({ where: { issueId: issue.id } });
+  expect(comments.map((x) => [x.body, x.authorKind, x.runId])).toEqual([['hello from the run', 'run', run.id]]);
+  const { readFileSync } = await import('node:fs');
+  const staleToken = readFileSync(out, 'utf8').trim();
+  const after = await h.request('GET', `/api/issues/${issue.id}`, staleToken);
+  expect(after.status).toBe(401);
+});
+
+test('a wake is idempotent on its key', async () => {
+  const c = await seedCompany(h);
+  const agent = await c.agent();
+  const issue = await c.issue({ title: 'idem', assigneeAgentId: agent.id });
+  const first = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, { idempotencyKey: 'k1' });
+  const second = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, { idempotencyKey: 'k1' });
+  expect([first.status, second.status]).toEqual([202, 200]);
+  expect(second.body.id).toBe(first.body.id);
+  expect(await h.services.db.run.count({ where: { issueId: issue.id } })).toBe(1);
+});
+
+describe('authentication and errors', () => {
+  test('missing or bad tokens are 401; healthz needs none', async () => {
+    expect((await h.request('GET', '/healthz', null)).status).toBe(200);
+    const missing = await h.request('POST', '/api/companies', null, { name: 'x' });
+    expect(missing.status).toBe(401);
+    expect(missing.body.error.code).toBe('unauthorized');
+    expect((await h.request('POST', '/api/companies', 'nope', { name: 'x' })).status).toBe(401);
+    expect(await h.services.db.company.count({ where: { name: 'x' } })).toBe(0);
+  });
+
+  test("another company's ids are 404 and malformed ids 400, nothing written", async () => {
+    const a = await seedCompany(h, 'A');
+    const b = await seedCompany(h, 'B');
+    const issue = await a.issue({ title: 'secret' });
+    expect((await h.request('GET', `/api/issues/${issue.id}`, b.token)).status).toBe(404);
+    expect((await h.request('PATCH', `/api/issues/${issue.id}`, b.token, { title: 'mine' })).status).toBe(404);
+    const bad = await h.request('GET', '/api/issues/not-a-uuid', a.token);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain('id');
+    expect((await h.request('POST', `/api/companies/${a.companyId}/issues`, b.token, { title: 't' })).status).toBe(404);
+    const unchanged = await h.request('GET', `/api/issues/${issue.id}`, a.token);
+    expect(unchanged.body.title).toBe('secret');
+  });
+
+  test.each([
+    ['POST', '/api/companies', { name: '' }],
+    ['POST', '/api/companies', { name: 'ok', extra: 1 }],
+    ['POST', '/api/companies', '{not json'],
+  ])('%s %s with bad body is 400', async (method, url, body) => {
+    const before = await h.services.db.company.count();
+    const r = await h.request(method as 'POST', url, ADMIN_TOKEN, body);
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('bad_request');
+    expect(await h.services.db.company.count()).toBe(before);
+  });
+
+  test('bad agent, issue, wake and patch bodies are 400 and write nothing', async () => {
+    const c = await seedCompany(h);
+    const cases: [string, string, unknown][] = [
+      ['POST', `/api/companies/${c.companyId}/agents`, { name: 'a', adapter: { type: 'process' } }],
+      ['POST', `/api/companies/${c.companyId}/agents`, { name: 'a', adapter: { type: 'teleport' } }],
+      ['POST', `/api/companies/${c.companyId}/issues`, { title: 'x', status: 'wandering' }],
+      ['POST', `/api/companies/${c.companyId}/issues`, { title: 'x', parentId: 'nope' }],
+    ];
+    for (const [method, url, body] of cases) {
+      const r = await h.request(method as 'POST', url, c.token, body);
+      expect([r.status, url]).toEqual([400, url]);
+    }
+    expect(await h.services.db.agent.count({ where: { companyId: c.companyId } })).toBe(0);
+    expect(await h.services.db.issue.count({ where: { companyId: c.companyId } })).toBe(0);
+    const big = await h.request('POST', `/api/companies/${c.companyId}/issues`, c.token, { title: 'x'.repeat(2 * 1024 * 1024) });
+    expect(big.status).toBe(413);
+  });
+
+  test('a board token cannot create companies (403)', async () => {
+    const c = await seedCompany(h);
+    expect((await h.request('POST', '/api/companies', c.token, { name: 'other' })).status).toBe(403);
+  });
+});

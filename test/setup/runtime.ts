@@ -1,0 +1,9 @@
+/**
+ * setupFilesAfterEnv: install the Temporal Runtime with a WARN logger before any Worker/NativeConnection exists.
+ * Jest resets the module registry per test file, so this runs once per file; the native side tolerates that.
+ */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+
+if (Runtime._instance === undefined) {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}

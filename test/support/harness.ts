@@ -1,0 +1,114 @@
+/**
+ * An in-process treewarden against the run's real Temporal dev server and a fresh real
+ * PostgreSQL database: worker, API (driven with fastify's inject) and helpers.
+ */
+import { randomBytes } from 'node:crypto';
+import { NativeConnection, bundleWorkflowCode, type Worker, type WorkflowBundle } from '@temporalio/worker';
+import pino from 'pino';
+import { buildApi } from '../../api/server';
+import { parseConfig } from '../../domain/config';
+import { createWorker } from '../../workers/create-worker';
+import { connectServices, type Services } from '../../workers/runtime';
+import { freshDatabase, testStack } from '../setup/stack';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+let bundle: Promise<WorkflowBundle> | undefined;
+/** Bundled once per test file: bundling takes seconds. */
+export function workflowBundle(): Promise<WorkflowBundle> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
+  return bundle;
+}
+
+export interface Harness {
+  services: Services;
+  worker: Worker;
+  request<T = any>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, token: string | null, body?: unknown): Promise<{ status: number; body: T }>;
+  apiUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startHarness(env: Record<string, string> = {}, options: { maxCachedWorkflows?: number } = {}): Promise<Harness> {
+  const stack = testStack();
+  const database = await freshDatabase();
+  const config = parseConfig({
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_NAMESPACE: stack.namespace,
+    TREEWARDEN_TASK_QUEUE: `test-${randomBytes(4).toString('hex')}`,
+    TREEWARDEN_ADMIN_TOKEN: ADMIN_TOKEN,
+    TREEWARDEN_WATCHDOG_DEBOUNCE_MS: '200',
+    TREEWARDEN_STOP_GRACE_MS: '2000',
+    TREEWARDEN_SHUTDOWN_GRACE_MS: '2000',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...env,
+  });
+  const services = await connectServices(config, pino({ level: config.LOG_LEVEL }));
+  const connection = await NativeConnection.connect({ address: stack.temporalAddress });
+  const worker = await createWorker(services, { connection, workflowBundle: await workflowBundle(), maxCachedWorkflows: options.maxCachedWorkflows });
+  const running = worker.run();
+  const app = buildApi(services);
+  const apiUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+  services.config.TREEWARDEN_API_URL = apiUrl;
+  return {
+    services,
+    worker,
+    apiUrl,
+    async request(method, url, token, body) {
+      // real HTTP against the listening API (fastify's inject pulls an ESM-only dependency into jest)
+      const response = await fetch(`${apiUrl}${url}`, {
+        method,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    },
+    async close() {
+      await app.close();
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await services.close();
+      await database.drop();
+    },
+  };
+}
+
+/** Polls `probe` until it returns a truthy value; fails with `what` after the deadline. */
+export async function eventually<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A company with its board token, plus helpers to make agents and issues through the API. */
+export async function seedCompany(h: Harness, name = 'Acme') {
+  const company = await h.request('POST', '/api/companies', ADMIN_TOKEN, { name });
+  if (company.status !== 201) throw new Error(`company: ${JSON.stringify(company.body)}`);
+  const token: string = company.body.boardToken;
+  const companyId: string = company.body.id;
+  return {
+    companyId,
+    token,
+    async agent(adapter: unknown = { type: 'noop' }, extra: Record<string, unknown> = {}) {
+      const r = await h.request('POST', `/api/companies/${companyId}/agents`, token, { name: `agent-${randomBytes(3).toString('hex')}`, adapter, ...extra });
+      if (r.status !== 201) throw new Error(`agent: ${JSON.stringify(r.body)}`);
+      return r.body as { id: string };
+    },
+    async issue(body: Record<string, unknown>) {
+      const r = await h.request('POST', `/api/companies/${companyId}/issues`, token, body);
+      if (r.status !== 201) throw new Error(`issue: ${JSON.stringify(r.body)}`);
+      return r.body as { id: string; status: string; parentId: string | null };
+    },
+  };
+}

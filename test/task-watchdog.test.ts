@@ -1,0 +1,256 @@
+/**
+ * @module Task watchdog: one workflow per watched issue wakes its agent exactly once per new
+ * stop fingerprint, ignores bookkeeping writes, and holds its runs to the authority contract.
+ */
+import { readFileSync } from 'node:fs';
+import { workflowId } from '../domain/ids';
+import { watchdogStateQuery } from '../workflows/definitions';
+import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '1' });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const watchdogWakes = (watchdogId: string) =>
+  h.services.db.wakeRequest.findMany({ where: { reason: 'task_watchdog_stopped_subtree', idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } } });
+
+async function watchedTree() {
+  const c = await seedCompany(h);
+  const worker = await c.agent();
+  const watcher = await c.agent();
+  const root = await c.issue({ title: 'ship feature' });
+  const leaf = await c.issue({ title: 'write code', parentId: root.id, status: 'done' });
+  return { c, worker, watcher, root, leaf };
+}
+
+async function putWatchdog(c: { token: string }, issueId: string, agentId: string, instructions?: string) {
+  const r = await h.request('PUT', `/api/issues/${issueId}/watchdog`, c.token, { agentId, instructions });
+  expect([200, 201]).toContain(r.status);
+  return r.body;
+}
+
+async function watchdogState(issueId: string) {
+  return h.services.client.workflow.getHandle(workflowId.taskWatchdog(issueId)).query(watchdogStateQuery);
+}
+
+describe('configuration', () => {
+  test('PUT upserts with trimmed instructions, GET shows it, DELETE disables and GET is null', async () => {
+    const { c, watcher, root } = await watchedTree();
+    const created = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id, instructions: '  check CI  ' });
+    expect(created.status).toBe(201);
+    expect(created.body.instructions).toBe('check CI');
+    const emptied = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id, instructions: '   ' });
+    expect(emptied.body.instructions).toBeNull();
+    const got = await h.request('GET', `/api/issues/${root.id}/watchdog`, c.token);
+    expect(got.body).toMatchObject({ id: created.body.id, agentId: watcher.id, status: 'active' });
+    expect((await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token)).status).toBe(200);
+    expect((await h.request('GET', `/api/issues/${root.id}/watchdog`, c.token)).body).toBeNull();
+    const audit = await h.services.db.activityLog.findMany({ where: { entityId: root.id, action: { startsWith: 'issue.watchdog_' } }, orderBy: { createdAt: 'asc' } });
+    expect(audit.map((a) => [a.action, a.actorKind])).toEqual([
+      ['issue.watchdog_created', 'board'],
+      ['issue.watchdog_updated', 'board'],
+      ['issue.watchdog_removed', 'board'],
+    ]);
+    expect(await h.services.db.watchdog.count({ where: { issueId: root.id } })).toBe(1);
+  });
+
+  test('a dozen racing first PUTs leave exactly one active watchdog', async () => {
+    const { c, watcher, root } = await watchedTree();
+    const results = await Promise.all(Array.from({ length: 12 }, () => h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id })));
+    expect(results.every((r) => r.status === 200 || r.status === 201)).toBe(true);
+    expect(await h.services.db.watchdog.count({ where: { issueId: root.id, status: 'active' } })).toBe(1);
+  });
+
+  test('refusals write nothing: foreign agent 404, paused agent 409, review issue 422', async () => {
+    const { c, root } = await watchedTree();
+    const other = await seedCompany(h, 'Other');
+    const foreign = await other.agent();
+    const paused = await c.agent({ type: 'noop' }, { status: 'paused' });
+    const r404 = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: foreign.id });
+    expect(r404.status).toBe(404);
+    const r409 = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: paused.id });
+    expect(r409.status).toBe(409);
+    expect(r409.body.error.message).toBe('Cannot assign watchdog to an agent that is not invokable');
+    const review = await h.services.db.issue.create({ data: { companyId: c.companyId, parentId: root.id, title: 'review', originKind: 'task_watchdog', originId: root.id } });
+    const active = await c.agent();
+    const r422 = await h.request('PUT', `/api/issues/${review.id}/watchdog`, c.token, { agentId: active.id });
+    expect(r422.status).toBe(422);
+    expect(r422.body.error.message).toContain('task_watchdog');
+    expect(await h.services.db.watchdog.count({ where: { companyId: c.companyId } })).toBe(0);
+    const bad = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: 'x' });
+    expect(bad.status).toBe(400);
+  });
+
+  test('issue creation accepts a watchdog', async () => {
+    const c = await seedCompany(h);
+    const watcher = await c.agent();
+    const issue = await c.issue({ title: 'watched at birth', watchdog: { agentId: watcher.id, instructions: 'look closely' } });
+    const got = await h.request('GET', `/api/issues/${issue.id}/watchdog`, c.token);
+    expect(got.body).toMatchObject({ agentId: watcher.id, instructions: 'look closely' });
+  });
+});
+
+describe('evaluation', () => {
+  test('a stopped subtree gets one review task and one wake per fingerprint; bookkeeping does not re-arm', async () => {
+    const { c, watcher, root, leaf } = await watchedTree();
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    const wakes = await eventually('the first watchdog wake', async () => {
+      const found = await watchdogWakes(watchdog.id);
+      return found.length > 0 ? found : null;
+    });
+    expect(wakes).toHaveLength(1);
+    const review = await h.services.db.issue.findFirstOrThrow({ where: { originKind: 'task_watchdog', originId: root.id } });
+    expect(review).toMatchObject({ parentId: root.id, assigneeAgentId: watcher.id });
+    const context = wakes[0].context as { taskWatchdog: { fingerprint: string; stoppedLeaves: { id: string }[]; mandate: string; capabilities: { watchedRootIssueId: string } } };
+    expect(context.taskWatchdog.stoppedLeaves.map((l) => l.id)).toEqual([leaf.id]);
+    expect(context.taskWatchdog.capabilities.watchedRootIssueId).toBe(root.id);
+    expect(context.taskWatchdog.mandate).toContain('claim');
+
+    // timestamps-only writes: comments and a no-op PATCH
+    const before = await watchdogState(root.id);
+    await h.request('POST', `/api/issues/${leaf.id}/comments`, c.token, { body: 'just a note' });
+    await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'done' });
+    await eventually('evaluations after the bookkeeping writes', async () => (await watchdogState(root.id)).evaluations > before.evaluations);
+    expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
+    expect(await h.services.db.issue.count({ where: { originKind: 'task_watchdog', originId: root.id } })).toBe(1);
+    const triggered = await h.services.db.activityLog.count({ where: { action: 'issue.task_watchdog_triggered', entityId: root.id } });
+    expect(triggered).toBe(1);
+
+    // a material change (leaf reopened then blocked) is a new fingerprint: one more wake
+    await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' });
+    await eventually('a second wake for the new stop', async () => (await watchdogWakes(watchdog.id)).length === 2);
+    const state = await watchdogState(root.id);
+    expect(state.lastEvaluation?.state).toBe('stopped');
+  });
+
+  test('review disposition records the reviewed fingerprint; the same stop is then already_reviewed', async () => {
+    const { c, watcher, root } = await watchedTree();
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    await eventually('wake', async () => (await watchdogWakes(watchdog.id)).length === 1);
+    const review = await h.services.db.issue.findFirstOrThrow({ where: { originKind: 'task_watchdog', originId: root.id } });
+    await eventually('review run to finish', async () => (await h.services.db.run.count({ where: { issueId: review.id, status: 'succeeded' } })) === 1);
+    await h.request('PATCH', `/api/issues/${review.id}`, c.token, { status: 'done' });
+    const row = await eventually('reviewed fingerprint', async () => {
+      const w = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdog.id } });
+      return w.lastReviewedFingerprint ? w : null;
+    });
+    expect(row.lastReviewedFingerprint).toBe(row.lastObservedFingerprint);
+    await eventually('already_reviewed', async () => (await watchdogState(root.id)).lastEvaluation?.state === 'already_reviewed');
+    expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
+  });
+
+  test('a live run keeps the subtree live; the review task and nested watchdog branches do not', async () => {
+    const { c, watcher, root, leaf } = await watchedTree();
+    const slow = await c.agent({ type: 'process', command: 'sleep', args: ['30'] });
+    const nested = await h.services.db.issue.create({ data: { companyId: c.companyId, parentId: leaf.id, title: 'other watchdog review', originKind: 'task_watchdog', originId: leaf.id, assigneeAgentId: slow.id, status: 'todo' } });
+    await h.request('POST', `/api/issues/${nested.id}/wake`, c.token, {});
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    await eventually('stopped despite the nested live branch', async () => (await watchdogWakes(watchdog.id)).length === 1);
+
+    const working = await c.issue({ title: 'in flight', parentId: root.id, assigneeAgentId: slow.id, status: 'in_progress' });
+    const wake = await h.request('POST', `/api/issues/${working.id}/wake`, c.token, {});
+    await eventually('live evaluation', async () => (await watchdogState(root.id)).lastEvaluation?.state === 'live');
+    expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
+    await h.request('POST', `/api/runs/${wake.body.runId}/stop`, c.token);
+    await eventually('a wake after the live path ended', async () => (await watchdogWakes(watchdog.id)).length === 2);
+  });
+
+  test('a subtree deeper than 100 levels is incomplete and dispatches nothing', async () => {
+    const { c, watcher, root } = await watchedTree();
+    let parentId = root.id;
+    const chain = [];
+    for (let depth = 2; depth <= 101; depth++) {
+      const issue = await h.services.db.issue.create({ data: { companyId: c.companyId, parentId, title: `level ${depth}`, status: 'done' } });
+      chain.push(issue.id);
+      parentId = issue.id;
+    }
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    const state = await eventually('incomplete', async () => {
+      const s = await watchdogState(root.id);
+      return s.lastEvaluation?.state === 'incomplete' ? s : null;
+    });
+    expect(state.lastEvaluation?.incompleteIssueIds).toEqual([chain[chain.length - 2]]);
+    expect(await watchdogWakes(watchdog.id)).toHaveLength(0);
+  });
+
+  test('a burst of 1,000 change signals is coalesced into a handful of evaluations', async () => {
+    const { c, watcher, root } = await watchedTree();
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    await eventually('first evaluation', async () => (await watchdogState(root.id)).evaluations >= 1);
+    const before = await watchdogState(root.id);
+    const handle = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
+    const { subtreeChangedSignal } = await import('../workflows/definitions');
+    await Promise.all(Array.from({ length: 1000 }, () => handle.signal(subtreeChangedSignal, { watchdogId: watchdog.id, reason: 'burst' })));
+    const after = await eventually('all signals processed', async () => {
+      const s = await watchdogState(root.id);
+      return s.changesReceived >= before.changesReceived + 1000 && s.pendingChanges === 0 ? s : null;
+    });
+    expect(after.evaluations - before.evaluations).toBeLessThanOrEqual(10);
+    expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
+  });
+
+  test('removal completes the workflow; re-adding starts fresh', async () => {
+    const { c, watcher, root } = await watchedTree();
+    const first = await putWatchdog(c, root.id, watcher.id);
+    await eventually('wake', async () => (await watchdogWakes(first.id)).length === 1);
+    await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token);
+    const handle = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
+    const result = await handle.result();
+    expect(result.removed).toBe(true);
+    const second = await putWatchdog(c, root.id, watcher.id);
+    expect(second.id).not.toBe(first.id);
+    await eventually('fresh wake', async () => (await watchdogWakes(second.id)).length === 1);
+    expect(await h.services.db.issue.count({ where: { originKind: 'task_watchdog', originId: root.id } })).toBe(1);
+  });
+});
+
+describe('authority contract', () => {
+  test('a watchdog run may act inside the subtree and is refused everything else, writing nothing', async () => {
+    const c = await seedCompany(h);
+    const helper = await c.agent();
+    const tokenFile = `/tmp/tw-watchdog-token-${Date.now()}`;
+    const watcher = await c.agent({ type: 'process', command: 'sh', args: ['-c', 'echo "$TREEWARDEN_RUN_TOKEN" > "$OUT"; sleep 60'], env: { OUT: tokenFile } });
+    const root = await c.issue({ title: 'watched' });
+    const leaf = await c.issue({ title: 'leaf', parentId: root.id, status: 'done', assigneeAgentId: helper.id });
+    const outside = await c.issue({ title: 'elsewhere', status: 'todo' });
+    const interactionHuman = await h.request('POST', `/api/issues/${leaf.id}/interactions`, c.token, { kind: 'request_confirmation', audience: 'human_only' });
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    const token = await eventually('watchdog run token', async () => {
+      try {
+        return readFileSync(tokenFile, 'utf8').trim() || null;
+      } catch {
+        return null;
+      }
+    });
+    const allowed = [
+      await h.request('POST', `/api/issues/${leaf.id}/comments`, token, { body: 'checked the evidence' }),
+      await h.request('PATCH', `/api/issues/${leaf.id}`, token, { status: 'todo', comment: 'reopening: tests missing' }),
+      await h.request('POST', `/api/companies/${c.companyId}/issues`, token, { title: 'follow-up', parentId: leaf.id, assigneeAgentId: helper.id }),
+    ];
+    expect(allowed.map((r) => r.status)).toEqual([201, 200, 201]);
+    const issuesBefore = await h.services.db.issue.count({ where: { companyId: c.companyId } });
+    const denied = [
+      await h.request('POST', `/api/issues/${outside.id}/comments`, token, { body: 'probe' }),
+      await h.request('PATCH', `/api/issues/${outside.id}`, token, { status: 'in_progress' }),
+      await h.request('POST', `/api/companies/${c.companyId}/issues`, token, { title: 'probe', parentId: outside.id }),
+      await h.request('POST', `/api/companies/${c.companyId}/issues`, token, { title: 'probe at root' }),
+      await h.request('PATCH', `/api/issues/${leaf.id}`, token, { status: 'cancelled' }),
+      await h.request('PUT', `/api/issues/${root.id}/watchdog`, token, { agentId: helper.id }),
+      await h.request('PATCH', `/api/agents/${helper.id}`, token, { status: 'paused' }),
+      await h.request('POST', `/api/interactions/${interactionHuman.body.id}/resolve`, token, {}),
+    ];
+    expect(denied.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403, 403, 403]);
+    for (const r of denied) expect(r.body.error.message.length).toBeGreaterThan(10);
+    expect(await h.services.db.issue.count({ where: { companyId: c.companyId } })).toBe(issuesBefore);
+    expect(await h.services.db.comment.count({ where: { issueId: outside.id } })).toBe(0);
+    const runs = await h.services.db.run.findMany({ where: { agentId: watcher.id, status: 'running' } });
+    expect((await h.request('POST', `/api/runs/${runs[0].id}/stop`, token)).status).toBe(403);
+    const audit = await h.services.db.activityLog.findFirstOrThrow({ where: { action: 'issue.comment_added', entityId: leaf.id } });
+    expect(audit.details).toMatchObject({ watchdog: { watchdogId: watchdog.id, watchedIssueId: root.id, runId: runs[0].id } });
+    await h.request('POST', `/api/runs/${runs[0].id}/stop`, c.token);
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * Worker process: polls the task queue until SIGTERM/SIGINT, then drains in-flight work.
+ * Several of these may serve one task queue at once.
+ */
+import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseConfig } from '../domain/config';
+import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
+import { registerSearchAttributes } from '../scripts/provision/temporal';
+import { createWorker, recoverWorkflows } from './create-worker';
+import { connectServices, createLogger } from './runtime';
+
+async function main() {
+  const config = parseConfig(process.env);
+  const log = createLogger(config, 'treewarden-worker');
+  // Temporal core logs go through pino too, so one stream explains everything
+  Runtime.install({
+    logger: new DefaultLogger('INFO', (entry) => {
+      const level = entry.level.toLowerCase() as Lowercase<LogLevel>;
+      log[level === 'trace' ? 'trace' : level === 'warn' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info']({ ...entry.meta, source: 'temporal' }, entry.message);
+    }),
+  });
+  const services = await connectServices(config, log);
+  await registerSearchAttributes(services.connection, config.TEMPORAL_NAMESPACE, SEARCH_ATTRIBUTE_TYPES, (line) => log.info(line));
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const bundlePath = join(__dirname, '..', '.data', 'workflow-bundle.js');
+  const worker = await createWorker(services, {
+    connection,
+    ...(existsSync(bundlePath) ? { workflowBundle: { code: readFileSync(bundlePath, 'utf8') } } : {}),
+  });
+  const recovered = await recoverWorkflows(services);
+  log.info({ taskQueue: config.TREEWARDEN_TASK_QUEUE, ...recovered }, 'worker started');
+  await worker.run();
+  await connection.close();
+  await services.close();
+  log.info('worker stopped');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`treewarden worker failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,36 @@
+/** Wires config, database, Temporal client and orchestrator into the Deps every layer shares. */
+import { Client, Connection } from '@temporalio/client';
+import pino, { type Logger } from 'pino';
+import { createPrisma } from '../db/prisma';
+import type { Config } from '../domain/config';
+import type { Deps } from '../services/deps';
+import { createTemporalOrchestrator } from '../services/temporal-orchestrator';
+
+export interface Services extends Deps {
+  connection: Connection;
+  client: Client;
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string): Logger {
+  return pino({ name, level: config.LOG_LEVEL });
+}
+
+export async function connectServices(config: Config, log: Logger): Promise<Services> {
+  const db = createPrisma(config.DATABASE_URL);
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const orchestrator = createTemporalOrchestrator(client, config);
+  return {
+    db,
+    config,
+    log,
+    orchestrator,
+    connection,
+    client,
+    async close() {
+      await connection.close();
+      await db.$disconnect();
+    },
+  };
+}

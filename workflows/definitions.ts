@@ -1,0 +1,46 @@
+/** Signal, query and update names shared by the workflows and every caller. */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { EvaluationSummary } from '../services/watchdogs';
+import type { HoldReleaseOutcome, PauseApplied } from '../activities';
+
+export interface SubtreeChange {
+  watchdogId: string;
+  reason: string;
+}
+
+export interface WatchdogWorkflowState {
+  watchdogId: string;
+  issueId: string;
+  lastEvaluation: EvaluationSummary | null;
+  evaluations: number;
+  changesReceived: number;
+  pendingChanges: number;
+  lastChangeAt: string | null;
+  startedAt: string;
+  removed: boolean;
+}
+
+export const subtreeChangedSignal = defineSignal<[SubtreeChange]>('subtreeChanged');
+export const watchdogRemovedSignal = defineSignal<[{ watchdogId: string }]>('watchdogRemoved');
+export const watchdogStateQuery = defineQuery<WatchdogWorkflowState>('state');
+
+export interface ReleaseArgs {
+  releaseId: string;
+  wakeAgents: boolean;
+  actor: string;
+}
+
+export interface HoldWorkflowState {
+  holdId: string;
+  applied: PauseApplied | null;
+  releasing: boolean;
+  released: HoldReleaseOutcome | null;
+}
+
+export const awaitPauseAppliedUpdate = defineUpdate<PauseApplied>('awaitPauseApplied');
+export const releaseHoldUpdate = defineUpdate<HoldReleaseOutcome, [ReleaseArgs]>('release');
+export const holdStateQuery = defineQuery<HoldWorkflowState>('state');
+
+export interface RunWorkflowInput {
+  runId: string;
+}
