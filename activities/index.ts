@@ -4,7 +4,7 @@ import type { Deps } from '../services/deps';
 import { applyPause, HoldNotActiveError, releaseHold } from '../services/holds';
 import { beginRun, finishRun, type RunOutcome } from '../services/runs';
 import { evaluateWatchdog } from '../services/watchdogs';
-import { executeRun } from './run-adapter';
+import { executeRun, stopProcessGroup } from './run-adapter';
 
 export interface PauseApplied {
   holdId: string;
@@ -27,6 +27,7 @@ export function createActivities(deps: Deps) {
     beginRun: (runId: string) => beginRun(deps, runId),
     executeRun: (runId: string) => executeRun(deps, runId),
     finishRun: (runId: string, outcome: RunOutcome) => finishRun(deps, runId, outcome),
+    stopProcessGroup: (runId: string) => stopProcessGroup(deps, runId),
 
     evaluateWatchdog: (watchdogId: string) => evaluateWatchdog(deps, watchdogId),
     async isWatchdogActive(watchdogId: string): Promise<boolean> {

@@ -26,7 +26,7 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   const workdir = await mkdtemp(join(tmpdir(), `treewarden-run-${runId}-`));
   try {
     if (adapter.prepare) {
-      const code = await runCommand(adapter.prepare.command, adapter.prepare.args, { cwd: adapter.cwd ?? workdir, env: { ...process.env, ...adapter.env } }, deps);
+      const code = await runCommand(runId, adapter.prepare.command, adapter.prepare.args, { cwd: adapter.cwd ?? workdir, env: { ...process.env, ...adapter.env } }, deps);
       if (code !== 0) return { kind: 'exited', exitCode: code, error: `prepare exited with ${code}` };
     }
     if (!(await enterAdapter(deps, runId))) return { kind: 'stopped' };
@@ -48,7 +48,7 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       TREEWARDEN_WAKE_REASON: run.wakeReason,
       TREEWARDEN_CONTEXT_FILE: contextFile,
     };
-    const exitCode = await runCommand(adapter.command, adapter.args, { cwd: adapter.cwd ?? workdir, env }, deps);
+    const exitCode = await runCommand(runId, adapter.command, adapter.args, { cwd: adapter.cwd ?? workdir, env }, deps);
     return { kind: 'exited', exitCode };
   } finally {
     await rm(workdir, { recursive: true, force: true });
@@ -60,10 +60,14 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
  * the whole group gets SIGTERM, then SIGKILL after the grace period, and the cancellation is
  * rethrown so the workflow sees a stop, not an exit.
  */
-function runCommand(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }, deps: Deps): Promise<number> {
+function runCommand(runId: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }, deps: Deps): Promise<number> {
   const ctx = Context.current();
   return new Promise<number>((resolve, reject) => {
+    // a stop that landed before the spawn must not start the command at all
+    if (ctx.cancellationSignal.aborted) return reject(ctx.cancellationSignal.reason);
     const child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
+    // recorded so a stop can verify the whole group is gone, not just that the activity returned
+    if (child.pid) void deps.db.run.update({ where: { id: runId }, data: { processGroupId: child.pid } }).catch(() => undefined);
     let cancelled: unknown = null;
     const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     const killGroup = (signal: NodeJS.Signals) => {
@@ -90,4 +94,36 @@ function runCommand(command: string, args: string[], options: { cwd: string; env
       else resolve(code ?? (signal ? 128 : 1));
     });
   });
+}
+
+const groupAlive = (pgid: number) => {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * The verified half of a stop: Temporal reports an activity cancelled as soon as it is asked,
+ * while the process may still be unwinding. This waits until the run's process group is gone,
+ * escalating SIGTERM to SIGKILL after the grace period, and heartbeats while it waits.
+ */
+export async function stopProcessGroup(deps: Deps, runId: string): Promise<{ pgid: number | null; escalated: boolean }> {
+  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { processGroupId: true } });
+  const pgid = run.processGroupId;
+  if (!pgid) return { pgid: null, escalated: false };
+  const ctx = Context.current();
+  const deadline = Date.now() + deps.config.TREEWARDEN_STOP_GRACE_MS;
+  let escalated = false;
+  while (groupAlive(pgid)) {
+    if (!escalated && Date.now() > deadline) {
+      escalated = true;
+      process.kill(-pgid, 'SIGKILL');
+    }
+    ctx.heartbeat({ pgid, escalated });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { pgid, escalated };
 }

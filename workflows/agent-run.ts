@@ -17,6 +17,14 @@ const adapter = proxyActivities<Activities>({
   retry: { maximumAttempts: 1 },
 });
 
+// Verifying a stop waits for the process group to exit (SIGKILL after the grace period): a
+// minute bounds it; it heartbeats so a lost worker is retried elsewhere quickly.
+const stopper = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 10 },
+});
+
 /** One agent run, `agent-run:<runId>`: begin, execute through the adapter, settle exactly once. */
 export async function agentRunWorkflow({ runId }: RunWorkflowInput): Promise<string> {
   try {
@@ -25,7 +33,12 @@ export async function agentRunWorkflow({ runId }: RunWorkflowInput): Promise<str
     const outcome = await adapter.executeRun(runId);
     return await settle(runId, outcome);
   } catch (error) {
-    if (isCancellation(error)) return CancellationScope.nonCancellable(() => settle(runId, { kind: 'stopped' }));
+    if (isCancellation(error)) {
+      return CancellationScope.nonCancellable(async () => {
+        await stopper.stopProcessGroup(runId);
+        return settle(runId, { kind: 'stopped' });
+      });
+    }
     return settle(runId, { kind: 'error', error: error instanceof Error ? error.message : String(error) });
   }
 }

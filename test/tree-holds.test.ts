@@ -1,0 +1,225 @@
+/**
+ * @module Tree holds (seed 002): a pause interrupts its subtree's work; every release re-dispatches
+ * exactly the work the pause interrupted, once, and never replays a run of unknown outcome.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** A prepare step that blocks only on the first run, so the resumed run passes straight through. */
+function slowFirstPrepare(unwindSeconds = 0) {
+  const marker = `/tmp/tw-prep-${randomBytes(6).toString('hex')}`;
+  const trap = unwindSeconds > 0 ? `trap "sleep ${unwindSeconds}; exit 143" TERM; ` : '';
+  return { type: 'process', command: 'true', marker, prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; ${trap}touch ${marker}; sleep 60 & wait`] } };
+}
+
+async function family(adapter: Record<string, unknown>) {
+  const { marker, ...agentAdapter } = adapter;
+  const c = await seedCompany(h);
+  const agent = await c.agent(agentAdapter);
+  const preparing = () => eventually('prepare step running', async () => existsSync(marker as string));
+  const parent = await c.issue({ title: 'parent' });
+  const child = await c.issue({ title: 'child', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  return { c, agent, parent, child, preparing };
+}
+
+const runsOf = (issueId: string) => h.services.db.run.findMany({ where: { issueId }, orderBy: { createdAt: 'asc' } });
+const resumedRuns = async (issueId: string) => (await runsOf(issueId)).filter((r) => r.wakeReason === 'issue_tree_resumed');
+
+async function wakeRunning(token: string, issueId: string) {
+  const wake = await h.request('POST', `/api/issues/${issueId}/wake`, token, {});
+  expect(wake.status).toBe(202);
+  await eventually('run running', async () => (await h.services.db.run.findUnique({ where: { id: wake.body.runId } }))?.status === 'running');
+  return wake.body.runId as string;
+}
+
+async function pause(token: string, issueId: string) {
+  const r = await h.request('POST', `/api/issues/${issueId}/tree-holds`, token, { mode: 'pause' });
+  expect(r.status).toBe(201);
+  return r.body as { id: string; members: { issueId: string; interruptedRunId: string | null }[] };
+}
+
+const release = (token: string, issueId: string, holdId: string, body: unknown = {}) => h.request('POST', `/api/issues/${issueId}/tree-holds/${holdId}/release`, token, body);
+
+const settled = (runId: string) =>
+  eventually(`run ${runId} settled`, async () => {
+    const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
+    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
+  });
+
+test('a run paused in preparation resumes exactly once; a second release is 409', async () => {
+  const { c, parent, child } = await family(slowFirstPrepare());
+  const runId = await wakeRunning(c.token, child.id);
+  const hold = await pause(c.token, parent.id);
+  expect(hold.members.find((m) => m.issueId === child.id)?.interruptedRunId).toBe(runId);
+  const stopped = await settled(runId);
+  expect(stopped).toMatchObject({ status: 'cancelled', stopKind: 'operator_hold', stoppedByHoldId: hold.id, adapterEntered: false });
+  expect(await h.services.db.executionBlocker.count({ where: { issueId: child.id } })).toBe(0);
+  expect((await h.request('GET', `/api/issues/${child.id}`, c.token)).body.status).toBe('in_progress');
+  expect(await resumedRuns(child.id)).toHaveLength(0);
+
+  const first = await release(c.token, parent.id, hold.id);
+  expect(first.status).toBe(200);
+  expect(first.body.resumed).toHaveLength(1);
+  expect(first.body.resumed[0].issueId).toBe(child.id);
+  const resumed = await settled(first.body.resumed[0].runId);
+  expect(resumed).toMatchObject({ status: 'succeeded', wakeReason: 'issue_tree_resumed', context: { holdId: hold.id, interruptedRunId: runId } });
+  const second = await release(c.token, parent.id, hold.id);
+  expect(second.status).toBe(409);
+  expect(await resumedRuns(child.id)).toHaveLength(1);
+});
+
+test('a release before the stop finished unwinding resumes once, after the run settles', async () => {
+  const { c, parent, child, preparing } = await family(slowFirstPrepare(2));
+  const runId = await wakeRunning(c.token, child.id);
+  await preparing();
+  const hold = await pause(c.token, parent.id);
+  const early = await release(c.token, parent.id, hold.id);
+  expect(early.status).toBe(200);
+  const atRelease = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
+  expect(atRelease.status).toBe("running");
+  expect(early.body.resumed).toHaveLength(0);
+  await settled(runId);
+  const [resumed] = await eventually('the late resume', async () => {
+    const runs = await resumedRuns(child.id);
+    return runs.length > 0 ? runs : null;
+  });
+  await settled(resumed.id);
+  expect(await resumedRuns(child.id)).toHaveLength(1);
+});
+
+test('overlapping child and parent pauses resume only after the last release', async () => {
+  const { c, parent, child } = await family(slowFirstPrepare());
+  const runId = await wakeRunning(c.token, child.id);
+  const childHold = await pause(c.token, child.id);
+  const parentHold = await pause(c.token, parent.id);
+  await settled(runId);
+  const r1 = await release(c.token, child.id, childHold.id);
+  expect(r1.status).toBe(200);
+  expect(r1.body.resumed).toHaveLength(0);
+  expect(await resumedRuns(child.id)).toHaveLength(0);
+  const r2 = await release(c.token, parent.id, parentHold.id);
+  expect(r2.body.resumed).toHaveLength(1);
+  expect(await resumedRuns(child.id)).toHaveLength(1);
+});
+
+test('a queued run cancelled by the pause resumes once', async () => {
+  const { c, agent, parent, child } = await family({ type: 'noop' });
+  // the window between dispatch and the run's first step: a queued run whose workflow has not begun
+  const queued = await h.services.db.run.create({ data: { companyId: c.companyId, issueId: child.id, agentId: agent.id, wakeReason: 'manual_wake', wakeRequestId: (await h.services.db.wakeRequest.create({ data: { companyId: c.companyId, agentId: agent.id, issueId: child.id, reason: 'manual_wake', status: 'claimed' } })).id } });
+  const hold = await pause(c.token, parent.id);
+  expect((await h.services.db.run.findUniqueOrThrow({ where: { id: queued.id } })).status).toBe('cancelled');
+  const r = await release(c.token, parent.id, hold.id);
+  expect(r.body.resumed).toHaveLength(1);
+  expect(await settled(r.body.resumed[0].runId)).toMatchObject({ status: 'succeeded' });
+  expect(await resumedRuns(child.id)).toHaveLength(1);
+});
+
+test('a task reassigned during the hold does not resume', async () => {
+  const { c, parent, child } = await family(slowFirstPrepare());
+  const other = await c.agent({ type: 'noop' });
+  const runId = await wakeRunning(c.token, child.id);
+  const hold = await pause(c.token, parent.id);
+  await settled(runId);
+  expect((await h.request('PATCH', `/api/issues/${child.id}`, c.token, { assigneeAgentId: other.id })).status).toBe(200);
+  const r = await release(c.token, parent.id, hold.id);
+  expect(r.body.resumed).toHaveLength(0);
+  expect(await resumedRuns(child.id)).toHaveLength(0);
+});
+
+test('a mid-turn stop with unknown outcome is not replayed; the blocker stays and the skip is logged', async () => {
+  const { c, parent, child } = await family({ type: 'process', command: 'sleep', args: ['60'] });
+  const runId = await wakeRunning(c.token, child.id);
+  await eventually('adapter entered', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).adapterEntered);
+  const hold = await pause(c.token, parent.id);
+  await settled(runId);
+  const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { issueId: child.id, status: 'active' } });
+  expect(blocker.nextAction).toContain(runId);
+  const r = await release(c.token, parent.id, hold.id);
+  expect(r.body.resumed).toHaveLength(0);
+  expect(r.body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
+  expect(await h.services.db.activityLog.count({ where: { action: 'issue.tree_resume_wake_skipped', entityId: child.id } })).toBe(1);
+  expect(await resumedRuns(child.id)).toHaveLength(0);
+  expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(0);
+});
+
+test('twenty concurrent releases give one 200 and one resumed run per interrupted task', async () => {
+  const c = await seedCompany(h);
+  const parent = await c.issue({ title: 'parent' });
+  const children = [];
+  for (let i = 0; i < 3; i++) {
+    const { marker: _marker, ...adapter } = slowFirstPrepare();
+    const agent = await c.agent(adapter);
+    children.push(await c.issue({ title: `child ${i}`, parentId: parent.id, assigneeAgentId: agent.id, status: 'todo' }));
+  }
+  const runIds = [];
+  for (const child of children) runIds.push(await wakeRunning(c.token, child.id));
+  const hold = await pause(c.token, parent.id);
+  for (const id of runIds) await settled(id);
+  const results = await Promise.all(Array.from({ length: 20 }, () => release(c.token, parent.id, hold.id)));
+  expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+  expect(results.filter((r) => r.status === 409)).toHaveLength(19);
+  for (const child of children) expect(await resumedRuns(child.id)).toHaveLength(1);
+});
+
+test('wakeAgents wakes only todo, in_progress and in_review members', async () => {
+  const c = await seedCompany(h);
+  const agent = await c.agent();
+  const root = await c.issue({ title: 'root' });
+  const statuses = ['backlog', 'todo', 'in_progress', 'in_review', 'blocked', 'done', 'cancelled'];
+  const issues = [];
+  for (const status of statuses) issues.push(await c.issue({ title: status, parentId: root.id, assigneeAgentId: agent.id, status }));
+  const hold = await pause(c.token, root.id);
+  const r = await release(c.token, root.id, hold.id, { wakeAgents: true });
+  expect(r.status).toBe(200);
+  const woken = await h.services.db.wakeRequest.findMany({ where: { reason: 'issue_tree_released' }, include: { issue: true } });
+  expect(woken.filter((w) => w.issue.companyId === c.companyId).map((w) => w.issue.status).sort()).toEqual(['in_progress', 'in_review', 'todo']);
+});
+
+test('while paused: wakes are deferred, new children are covered, board comments get 409, other trees run', async () => {
+  const c = await seedCompany(h);
+  const agent = await c.agent();
+  const root = await c.issue({ title: 'paused root' });
+  const other = await c.issue({ title: 'free', assigneeAgentId: agent.id });
+  const hold = await pause(c.token, root.id);
+  const late = await c.issue({ title: 'born paused', parentId: root.id, assigneeAgentId: agent.id });
+  const deferred = await h.request('POST', `/api/issues/${late.id}/wake`, c.token, {});
+  expect(deferred.body).toMatchObject({ status: 'queued', outcome: 'deferred', holdIds: [hold.id] });
+  const comment = await h.request('POST', `/api/issues/${late.id}/comments`, c.token, { body: 'go on' });
+  expect(comment.status).toBe(409);
+  expect(comment.body.error.message).toContain('resume');
+  const free = await h.request('POST', `/api/issues/${other.id}/wake`, c.token, {});
+  expect(await settled(free.body.runId)).toMatchObject({ status: 'succeeded' });
+  expect(await runsOf(late.id)).toHaveLength(0);
+  const resumed = await h.request('POST', `/api/issues/${root.id}/tree-holds`, c.token, { mode: 'resume' });
+  expect(resumed.status).toBe(200);
+  const [run] = await eventually('deferred wake dispatched', async () => {
+    const runs = await runsOf(late.id);
+    return runs.length ? runs : null;
+  });
+  expect(await settled(run.id)).toMatchObject({ status: 'succeeded' });
+  expect((await h.request('GET', `/api/tree-holds/${hold.id}`, c.token)).body.status).toBe('released');
+});
+
+test('bad input: malformed ids 400, foreign ids 404, bad bodies 400, nothing changes', async () => {
+  const a = await seedCompany(h);
+  const b = await seedCompany(h);
+  const root = await a.issue({ title: 'root' });
+  const hold = await pause(a.token, root.id);
+  expect((await h.request('POST', `/api/issues/${root.id}/tree-holds/nope/release`, a.token, {})).status).toBe(400);
+  expect((await h.request('POST', `/api/issues/${root.id}/tree-holds/${hold.id}/release`, b.token, {})).status).toBe(404);
+  expect((await h.request('GET', `/api/tree-holds/${hold.id}`, b.token)).status).toBe(404);
+  expect((await h.request('POST', `/api/issues/${root.id}/tree-holds`, a.token, { mode: 'freeze' })).status).toBe(400);
+  expect((await h.request('POST', `/api/issues/${root.id}/tree-holds/${hold.id}/release`, a.token, { wakeAgents: 'yes' })).status).toBe(400);
+  expect((await h.request('GET', `/api/tree-holds/${hold.id}`, a.token)).body.status).toBe('active');
+  const list = await h.request('GET', `/api/issues/${root.id}/tree-holds`, a.token);
+  expect(list.body.items.map((x: { id: string }) => x.id)).toEqual([hold.id]);
+});
