@@ -1,0 +1,256 @@
+/**
+ * `treewarden`: the operator CLI. Processes (worker, api), Temporal workflow status, and the two
+ * operator actions on the API (stop a run, release a tree hold).
+ *
+ * Every command takes `--json` (machine output on stdout; on failure `{ "error": ... }`, the
+ * human message still goes to stderr). Exit codes: see EXIT.
+ */
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import path from 'node:path';
+import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { createTreewardenClient, TreewardenApiError } from '../client';
+import { uuidSchema, workflowId } from '../domain/ids';
+import { holdStateQuery, watchdogStateQuery } from '../workflows/definitions';
+
+export const EXIT = { ok: 0, error: 1, usage: 2, notFound: 3, conflict: 4, denied: 5 } as const;
+
+/** Bad input caught before anything is called: exit 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** The one place errors become exit codes. */
+export function exitCodeFor(error: unknown): number {
+  if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage; // --help is 0
+  if (error instanceof UsageError) return EXIT.usage;
+  if (error instanceof WorkflowNotFoundError) return EXIT.notFound;
+  if (error instanceof TreewardenApiError) {
+    if (error.code === 'bad_request') return EXIT.usage;
+    if (error.code === 'not_found') return EXIT.notFound;
+    if (error.code === 'conflict') return EXIT.conflict;
+    if (error.code === 'unauthorized' || error.code === 'forbidden') return EXIT.denied;
+    return EXIT.error;
+  }
+  const grpc = error instanceof ServiceError ? error.cause : error;
+  if (isGrpcServiceError(grpc) && (grpc.code === 7 || grpc.code === 16)) return EXIT.denied; // PERMISSION_DENIED, UNAUTHENTICATED
+  return EXIT.error;
+}
+
+const EXIT_HELP = `
+Exit codes:
+  0  ok
+  1  unexpected error (unreachable server, internal error, ...)
+  2  usage error (bad arguments, missing TREEWARDEN_TOKEN, HTTP 400)
+  3  not found (no such workflow, run, issue or hold)
+  4  conflict (HTTP 409, e.g. the hold is not active any more)
+  5  unauthorized or forbidden
+
+Environment:
+  TEMPORAL_ADDRESS     status: Temporal frontend (default 127.0.0.1:7233)
+  TEMPORAL_NAMESPACE   status: namespace (default "default")
+  TREEWARDEN_API_URL   stop, release: API base URL (default http://127.0.0.1:8787)
+  TREEWARDEN_TOKEN     stop, release: a company board token`;
+
+interface JsonOption {
+  json?: boolean;
+}
+
+const print = (opts: JsonOption, data: unknown, human: () => string) =>
+  process.stdout.write(opts.json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
+
+function uuid(value: string, name: string): string {
+  if (!uuidSchema.safeParse(value).success) throw new UsageError(`${name} must be a UUID, got "${value}"`);
+  return value;
+}
+
+function apiClient() {
+  const token = process.env.TREEWARDEN_TOKEN;
+  if (!token) throw new UsageError('TREEWARDEN_TOKEN is not set (a company board token)');
+  return createTreewardenClient({ baseUrl: process.env.TREEWARDEN_API_URL || 'http://127.0.0.1:8787', token });
+}
+
+/** `tsx <script>` with inherited stdio; resolves with the exit code to pass on. */
+function runScript(script: string): Promise<number> {
+  const child = spawn(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '..', script)], { stdio: 'inherit' });
+  // A terminal's Ctrl-C already reaches the whole process group: forwarding SIGINT would deliver it
+  // twice (and a second one skips the graceful drain). A supervisor's SIGTERM only reaches us.
+  const forwardTerm = () => child.kill('SIGTERM');
+  const ignoreInt = () => undefined;
+  process.on('SIGTERM', forwardTerm);
+  process.on('SIGINT', ignoreInt);
+  return new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+  }).finally(() => {
+    process.off('SIGTERM', forwardTerm);
+    process.off('SIGINT', ignoreInt);
+  });
+}
+
+const STATE_QUERIES = { 'task-watchdog': watchdogStateQuery, 'tree-hold': holdStateQuery } as const;
+
+/** The workflow ids an operator may mean: an explicit workflow id, or a bare run or hold uuid. */
+function candidateWorkflowIds(id: string): string[] {
+  const match = /^(task-watchdog|tree-hold|agent-run):(.*)$/.exec(id);
+  if (!uuidSchema.safeParse(match ? match[2] : id).success) {
+    throw new UsageError(`"${id}" is neither task-watchdog:<issueId>, tree-hold:<holdId>, agent-run:<runId> nor a run or hold UUID`);
+  }
+  return match ? [id] : [workflowId.agentRun(id), workflowId.treeHold(id)];
+}
+
+async function describeWorkflow(client: Client, ids: string[]) {
+  for (const id of ids) {
+    try {
+      return await client.workflow.getHandle(id).describe();
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  }
+  throw new WorkflowNotFoundError(`no workflow ${ids.join(' or ')} in this namespace`, ids[0], undefined);
+}
+
+async function workflowStatus(client: Client, description: WorkflowExecutionDescription) {
+  const status = {
+    workflowId: description.workflowId,
+    runId: description.runId,
+    type: description.type,
+    status: description.status.name,
+    summary: (await description.staticSummary()) ?? null,
+    taskQueue: description.taskQueue,
+    startTime: description.startTime,
+    closeTime: description.closeTime ?? null,
+    historyLength: description.historyLength,
+    searchAttributes: Object.fromEntries(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value])),
+    memo: description.memo ?? {},
+  };
+  const query = STATE_QUERIES[description.workflowId.split(':')[0] as keyof typeof STATE_QUERIES];
+  if (!query || description.status.name !== 'RUNNING') return status;
+  // a query needs a worker to answer it: do not hang when none is polling
+  try {
+    return { ...status, state: await client.withDeadline(Date.now() + 5_000, () => client.workflow.getHandle(description.workflowId).query(query.name)) };
+  } catch (error) {
+    return { ...status, stateError: `state query failed (is a worker running?): ${messageOf(error)}` };
+  }
+}
+
+function humanStatus(status: Awaited<ReturnType<typeof workflowStatus>>): string {
+  const rows: [string, unknown][] = [
+    ['workflow', status.workflowId],
+    ['run id', status.runId],
+    ['type', status.type],
+    ['status', status.status],
+    ['summary', status.summary],
+    ['task queue', status.taskQueue],
+    ['started', status.startTime.toISOString()],
+    ['closed', status.closeTime?.toISOString()],
+    ['history', `${status.historyLength} events`],
+    ...Object.entries(status.searchAttributes).map(([key, value]): [string, unknown] => [key, value]),
+  ];
+  const lines = rows.filter(([, value]) => value != null).map(([key, value]) => `${`${key}:`.padEnd(22)} ${String(value)}`);
+  if ('state' in status) lines.push(`state:\n${JSON.stringify(status.state, null, 2).replace(/^/gm, '  ')}`);
+  if ('stateError' in status) lines.push(`state: ${status.stateError}`);
+  return lines.join('\n');
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+}
+
+export function buildProgram(): Command {
+  const program = new Command('treewarden')
+    .description('treewarden operator CLI: run the processes, inspect workflows, stop runs, release tree holds')
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', EXIT_HELP);
+  const command = (nameAndArgs: string, summary: string, description = summary) =>
+    program.command(nameAndArgs).summary(summary).description(description).option('--json', 'machine-readable output on stdout');
+
+  for (const [name, script] of [['worker', 'workers/main.ts'], ['api', 'api/main.ts']] as const) {
+    command(
+      name,
+      `run the ${name} process (tsx ${script})`,
+      `Run the ${name} process (tsx ${script}) with inherited stdio until SIGTERM/SIGINT, and exit with its exit code.\nIts logs are NDJSON on stdout already; --json only changes how a failure to start is reported.`,
+    )
+      .action(async () => {
+        process.exitCode = await runScript(script);
+      });
+  }
+
+  command(
+    'status <id>',
+    'describe a watchdog, hold or run workflow in Temporal',
+    'Describe a workflow by id: task-watchdog:<issueId>, tree-hold:<holdId>, agent-run:<runId>, or a bare run or hold UUID.\nRunning watchdogs and holds also report their `state` query (needs a running worker).',
+  )
+    .option('--connect-timeout <ms>', 'Temporal connect timeout in milliseconds', positiveInt, 10_000)
+    .action(async (id: string, opts: JsonOption & { connectTimeout: number }) => {
+      const ids = candidateWorkflowIds(id);
+      const address = process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
+      const connection = await Connection.connect({ address, connectTimeout: opts.connectTimeout }).catch((error: unknown) => {
+        throw new Error(`cannot reach Temporal at ${address}: ${messageOf(error)}`);
+      });
+      try {
+        const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' });
+        const status = await workflowStatus(client, await describeWorkflow(client, ids));
+        print(opts, status, () => humanStatus(status));
+      } finally {
+        await connection.close();
+      }
+    });
+
+  command('stop <runId>', 'stop a run (POST /api/runs/:id/stop) and print it')
+    .action(async (runId: string, opts: JsonOption) => {
+      const id = uuid(runId, 'runId');
+      const run = await apiClient().stopRun(id);
+      print(opts, run, () => `run ${run.id}: ${run.status}${run.stopKind ? ` (stop: ${run.stopKind})` : ''}`);
+    });
+
+  command('release <issueId> <holdId>', 'release a tree hold rooted at <issueId>: its interrupted runs resume')
+    .option('--wake-agents', 'also wake the other members in todo, in_progress or in_review')
+    .action(async (issueId: string, holdId: string, opts: JsonOption & { wakeAgents?: boolean }) => {
+      const ids = [uuid(issueId, 'issueId'), uuid(holdId, 'holdId')] as const;
+      const result = await apiClient().releaseTreeHold(...ids, { wakeAgents: opts.wakeAgents ?? false });
+      print(opts, result, () =>
+        [
+          `tree hold ${result.hold.id}: ${result.hold.status}`,
+          ...result.resumed.map((r) => `  resumed  issue ${r.issueId} as run ${r.runId}`),
+          ...result.skipped.map((s) => `  skipped  issue ${s.issueId}: ${s.reason}`),
+          ...result.wakeFailures.map((f) => `  wake failed  issue ${f.issueId}: ${f.message}`),
+        ].join('\n'),
+      );
+    });
+
+  return program;
+}
+
+function messageOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error && !error.message.includes(error.cause.message) ? `: ${error.cause.message}` : '';
+  return error.message + cause;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv);
+    return Number(process.exitCode ?? EXIT.ok);
+  } catch (error) {
+    const exitCode = exitCodeFor(error);
+    if (exitCode === EXIT.ok) return exitCode;
+    // commander has printed its usage errors already
+    if (!(error instanceof CommanderError)) process.stderr.write(`treewarden: ${messageOf(error)}\n`);
+    if (argv.includes('--json')) {
+      const api = error instanceof TreewardenApiError ? { status: error.status, code: error.code, details: error.details } : {};
+      process.stdout.write(`${JSON.stringify({ error: { message: messageOf(error), exitCode, ...api } })}\n`);
+    }
+    return exitCode;
+  }
+}
+
+if (require.main === module) {
+  void run(process.argv).then((code) => {
+    process.exitCode = code;
+  });
+}

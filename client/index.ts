@@ -1,0 +1,367 @@
+/**
+ * Typed HTTP client for the treewarden API, for the main app and the operator CLI.
+ * One method per route; responses are the JSON the routes send (timestamps are ISO strings).
+ */
+import type { ErrorCode } from '../domain/errors';
+import type { AgentStatus, IssueStatus, RunStatus } from '../domain/statuses';
+
+export type { ErrorCode };
+
+/** ISO-8601 timestamp as serialized by the API. */
+export type Timestamp = string;
+
+export interface TreewardenClientOptions {
+  /** e.g. `http://127.0.0.1:8787` */
+  baseUrl: string;
+  /** admin token (companies) or a company board token (everything else) */
+  token: string;
+  fetch?: typeof fetch;
+}
+
+/** A non-2xx answer: the API's `{ error: { code, message, details? } }`. */
+export class TreewardenApiError extends Error {
+  override readonly name = 'TreewardenApiError';
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export interface List<T> {
+  items: T[];
+}
+
+// ---- companies and agents ----
+
+export interface CreateCompanyRequest {
+  name: string;
+}
+
+export interface CreatedCompany {
+  id: string;
+  name: string;
+  /** shown once: the company's board token */
+  boardToken: string;
+}
+
+export type AgentAdapter =
+  | { type: 'process'; command: string; args: string[]; env: Record<string, string>; cwd?: string; prepare?: { command: string; args: string[] } }
+  | { type: 'noop' };
+
+/** As `AgentAdapter`, with the defaulted fields (`args`, `env`) optional. */
+export type AgentAdapterInput =
+  | { type: 'process'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string; prepare?: { command: string; args?: string[] } }
+  | { type: 'noop' };
+
+export interface Agent {
+  id: string;
+  companyId: string;
+  name: string;
+  status: AgentStatus;
+  adapter: AgentAdapter;
+  createdAt: Timestamp;
+}
+
+export interface CreateAgentRequest {
+  name: string;
+  adapter: AgentAdapterInput;
+  status?: AgentStatus;
+}
+
+export interface UpdateAgentRequest {
+  name?: string;
+  status?: AgentStatus;
+  adapter?: AgentAdapterInput;
+}
+
+// ---- issues, comments, wakes ----
+
+export interface WatchdogConfig {
+  agentId: string;
+  instructions?: string | null;
+}
+
+export interface Issue {
+  id: string;
+  companyId: string;
+  parentId: string | null;
+  title: string;
+  status: IssueStatus;
+  assigneeAgentId: string | null;
+  /** `manual`, `task_watchdog`, ... */
+  originKind: string;
+  originId: string | null;
+  blockedByIssueIds: string[];
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface CreateIssueRequest {
+  title: string;
+  parentId?: string | null;
+  assigneeAgentId?: string | null;
+  status?: IssueStatus;
+  /** board tokens only: watch the new issue's subtree */
+  watchdog?: WatchdogConfig;
+}
+
+export interface ListIssuesQuery {
+  parentId?: string;
+}
+
+export interface UpdateIssueRequest {
+  title?: string;
+  status?: IssueStatus;
+  assigneeAgentId?: string | null;
+  /** replaces the whole blocker set */
+  blockedByIssueIds?: string[];
+  comment?: string;
+}
+
+export interface Comment {
+  id: string;
+  issueId: string;
+  body: string;
+  authorKind: 'board' | 'run' | 'system';
+  createdAt: Timestamp;
+}
+
+export interface WakeRequest {
+  /** a repeated key returns the existing wake (HTTP 200 instead of 202) */
+  idempotencyKey?: string;
+  reason?: string;
+  context?: Record<string, unknown>;
+}
+
+export interface Wake {
+  id: string;
+  status: 'queued' | 'claimed' | 'cancelled' | 'skipped';
+  runId: string | null;
+  /** `deferred`: a tree hold covers the issue; the wake runs when it is released */
+  outcome: 'dispatched' | 'deferred' | 'skipped' | 'not_queued';
+  holdIds?: string[];
+}
+
+// ---- runs ----
+
+export interface Run {
+  id: string;
+  companyId: string;
+  issueId: string;
+  agentId: string;
+  status: RunStatus;
+  wakeReason: string;
+  context: Record<string, unknown>;
+  startedAt: Timestamp | null;
+  finishedAt: Timestamp | null;
+  exitCode: number | null;
+  error: string | null;
+  stopKind: 'operator_hold' | 'operator_stop' | 'worker_lost' | null;
+  stoppedByHoldId: string | null;
+  createdAt: Timestamp;
+}
+
+// ---- watchdogs and interactions ----
+
+export interface WatchdogEvaluation {
+  watchdogId: string;
+  state: 'live' | 'pending_first_run' | 'incomplete' | 'stopped' | 'already_reviewed' | 'removed';
+  fingerprint: string | null;
+  lastReviewedFingerprint: string | null;
+  includedCount: number;
+  stoppedLeafCount: number;
+  liveIssueIds: string[];
+  incompleteIssueIds: string[];
+  woke: boolean;
+  reviewIssueId: string | null;
+  evaluatedAt: Timestamp;
+}
+
+export interface Watchdog {
+  id: string;
+  companyId: string;
+  issueId: string;
+  agentId: string;
+  instructions: string | null;
+  status: 'active' | 'disabled';
+  revision: number;
+  reviewIssueId: string | null;
+  lastObservedFingerprint: string | null;
+  lastReviewedFingerprint: string | null;
+  lastEvaluation: WatchdogEvaluation | null;
+  triggerCount: number;
+  lastTriggeredAt: Timestamp | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export type InteractionAudience = 'anyone' | 'human_only' | 'not_creator';
+
+export interface Interaction {
+  id: string;
+  companyId: string;
+  issueId: string;
+  kind: string;
+  status: 'pending' | 'resolved' | 'cancelled';
+  audience: InteractionAudience;
+  addresseeAgentId: string | null;
+  createdByKind: 'board' | 'run' | 'system';
+  createdByAgentId: string | null;
+  resolvedByKind: 'board' | 'run' | 'system' | null;
+  resolvedByAgentId: string | null;
+  resolution: Record<string, unknown> | null;
+  createdAt: Timestamp;
+  resolvedAt: Timestamp | null;
+}
+
+export interface CreateInteractionRequest {
+  kind: string;
+  audience?: InteractionAudience;
+  addresseeAgentId?: string | null;
+}
+
+export interface ResolveInteractionRequest {
+  resolution?: Record<string, unknown>;
+  status?: 'resolved' | 'cancelled';
+}
+
+// ---- tree holds ----
+
+export interface TreeHold {
+  id: string;
+  companyId: string;
+  rootIssueId: string;
+  mode: string;
+  status: 'active' | 'released';
+  reason: string | null;
+  appliedAt: Timestamp | null;
+  releasedAt: Timestamp | null;
+  /** `{ releaseId, wakeAgents, resumed?, skipped?, wakeFailures? }` once released */
+  releaseResult: Record<string, unknown> | null;
+  createdAt: Timestamp;
+}
+
+export interface TreeHoldMember {
+  id: string;
+  holdId: string;
+  issueId: string;
+  depth: number;
+  issueStatus: IssueStatus;
+  assigneeAgentId: string | null;
+  activeRunId: string | null;
+  activeRunStatus: RunStatus | null;
+  /** the run this hold interrupted (owes a resume on release) */
+  interruptedRunId: string | null;
+}
+
+export interface TreeHoldWithMembers extends TreeHold {
+  members: TreeHoldMember[];
+}
+
+export interface ReleaseReport {
+  resumed: { issueId: string; runId: string }[];
+  skipped: { issueId: string; reason: string }[];
+  wakeFailures: { issueId: string; message: string }[];
+}
+
+export interface PauseTreeRequest {
+  reason?: string;
+}
+
+export interface ResumeTreeRequest {
+  /** also wake the other actionable members, not only the interrupted runs */
+  wakeAgents?: boolean;
+}
+
+export type ReleaseTreeHoldRequest = ResumeTreeRequest;
+
+/** `resumeTree`: every active hold rooted inside the subtree, released. */
+export interface ResumeTreeResult extends ReleaseReport {
+  holds: TreeHoldWithMembers[];
+}
+
+export interface ReleaseTreeHoldResult extends ReleaseReport {
+  hold: TreeHoldWithMembers;
+}
+
+// ---- the client ----
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 413: 'payload_too_large', 422: 'unprocessable',
+};
+
+export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetch }: TreewardenClientOptions) {
+  const root = baseUrl.replace(/\/+$/, '');
+  const path = (strings: TemplateStringsArray, ...params: string[]) =>
+    strings.reduce((out, s, i) => out + s + (i < params.length ? encodeURIComponent(params[i]) : ''), '');
+
+  async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown): Promise<T> {
+    const response = await fetchImpl(root + url, {
+      method,
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    if (response.ok) return (text ? JSON.parse(text) : null) as T;
+    let error: { code?: ErrorCode; message?: string; details?: unknown } | undefined;
+    try {
+      error = (JSON.parse(text) as { error?: typeof error }).error;
+    } catch {
+      // not the API's error body (e.g. a proxy's page): classify by status
+    }
+    throw new TreewardenApiError(
+      response.status,
+      error?.code ?? CODE_BY_STATUS[response.status] ?? 'unavailable',
+      error?.message ?? `${method} ${url}: HTTP ${response.status}`,
+      error?.details,
+    );
+  }
+
+  return {
+    /** admin token */
+    createCompany: (body: CreateCompanyRequest) => call<CreatedCompany>('POST', '/api/companies', body),
+
+    createAgent: (companyId: string, body: CreateAgentRequest) => call<Agent>('POST', path`/api/companies/${companyId}/agents`, body),
+    listAgents: (companyId: string) => call<List<Agent>>('GET', path`/api/companies/${companyId}/agents`),
+    updateAgent: (agentId: string, body: UpdateAgentRequest) => call<Agent>('PATCH', path`/api/agents/${agentId}`, body),
+
+    createIssue: (companyId: string, body: CreateIssueRequest) => call<Issue>('POST', path`/api/companies/${companyId}/issues`, body),
+    listIssues: (companyId: string, query: ListIssuesQuery = {}) =>
+      call<List<Issue>>('GET', path`/api/companies/${companyId}/issues` + (query.parentId ? `?parentId=${encodeURIComponent(query.parentId)}` : '')),
+    getIssue: (issueId: string) => call<Issue>('GET', path`/api/issues/${issueId}`),
+    updateIssue: (issueId: string, body: UpdateIssueRequest) => call<Issue>('PATCH', path`/api/issues/${issueId}`, body),
+    addComment: (issueId: string, body: string) => call<Comment>('POST', path`/api/issues/${issueId}/comments`, { body }),
+    wakeIssue: (issueId: string, body: WakeRequest = {}) => call<Wake>('POST', path`/api/issues/${issueId}/wake`, body),
+
+    listRuns: (issueId: string) => call<List<Run>>('GET', path`/api/issues/${issueId}/runs`),
+    getRun: (runId: string) => call<Run>('GET', path`/api/runs/${runId}`),
+    stopRun: (runId: string) => call<Run>('POST', path`/api/runs/${runId}/stop`),
+
+    /** `null` when the issue has no active watchdog */
+    getWatchdog: (issueId: string) => call<Watchdog | null>('GET', path`/api/issues/${issueId}/watchdog`),
+    putWatchdog: (issueId: string, body: WatchdogConfig) => call<Watchdog>('PUT', path`/api/issues/${issueId}/watchdog`, body),
+    /** returns the removed (now disabled) watchdog; 404 when there is none */
+    deleteWatchdog: (issueId: string) => call<Watchdog>('DELETE', path`/api/issues/${issueId}/watchdog`),
+
+    createInteraction: (issueId: string, body: CreateInteractionRequest) => call<Interaction>('POST', path`/api/issues/${issueId}/interactions`, body),
+    resolveInteraction: (interactionId: string, body: ResolveInteractionRequest = {}) =>
+      call<Interaction>('POST', path`/api/interactions/${interactionId}/resolve`, body),
+
+    /** starts a hold on the subtree and returns once the pause is applied */
+    pauseTree: (issueId: string, body: PauseTreeRequest = {}) =>
+      call<TreeHoldWithMembers>('POST', path`/api/issues/${issueId}/tree-holds`, { mode: 'pause', ...body }),
+    resumeTree: (issueId: string, body: ResumeTreeRequest = {}) =>
+      call<ResumeTreeResult>('POST', path`/api/issues/${issueId}/tree-holds`, { mode: 'resume', ...body }),
+    listTreeHolds: (issueId: string) => call<List<TreeHold>>('GET', path`/api/issues/${issueId}/tree-holds`),
+    getTreeHold: (holdId: string) => call<TreeHoldWithMembers>('GET', path`/api/tree-holds/${holdId}`),
+    /** 409 `conflict` when the hold is not active (released already, or by a concurrent release) */
+    releaseTreeHold: (issueId: string, holdId: string, body: ReleaseTreeHoldRequest = {}) =>
+      call<ReleaseTreeHoldResult>('POST', path`/api/issues/${issueId}/tree-holds/${holdId}/release`, body),
+  };
+}
+
+export type TreewardenClient = ReturnType<typeof createTreewardenClient>;

@@ -1,0 +1,34 @@
+// Lint: no floating promises anywhere; workflow code stays deterministic (no Node builtins,
+// no database, no I/O modules) because it is replayed inside Temporal's sandbox.
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'generated/', '.data/', '.tmp/', '.bench/', 'coverage/', '**/*.mjs', '**/*.js'] },
+  {
+    files: ['**/*.ts'],
+    extends: [tseslint.configs.base],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'workflow code must be deterministic: no Node builtins' })),
+          patterns: [
+            { group: ['@prisma/*', 'pg', 'pino', 'fastify', '**/generated/**', '**/db/**'], message: 'workflow code must not do I/O' },
+            { group: ['**/services/**', '**/activities', '**/activities/**', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'], allowTypeImports: true, message: 'workflows may import activity and service types only' },
+          ],
+        },
+      ],
+    },
+  },
+);
