@@ -1,0 +1,103 @@
+/**
+ * `npm start`: the whole service on one machine with embedded defaults. Provisions the Temporal
+ * dev server (SQLite file in the data folder) unless TEMPORAL_ADDRESS is set, PGlite unless
+ * DATABASE_URL is set, migrates, starts a worker and the API, seeds a demo company once, and
+ * prints where everything is. Ctrl-C stops it all; state survives a restart.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createTreewardenClient } from '../client';
+import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
+import { migrateDeploy, startEmbeddedPglite } from './provision/postgres';
+import { ensureTemporalCli, startDevServer } from './provision/temporal';
+
+const root = resolve(__dirname, '..');
+const say = (line: string) => process.stdout.write(`[treewarden] ${line}\n`);
+
+async function main() {
+  const dataDir = resolve(root, process.env.TREEWARDEN_DATA_DIR ?? '.data');
+  mkdirSync(dataDir, { recursive: true });
+  const stops: (() => Promise<void>)[] = [];
+
+  let databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) {
+    const pglite = await startEmbeddedPglite(join(dataDir, 'pglite'), Number(process.env.TREEWARDEN_PGLITE_PORT ?? 5544));
+    stops.push(pglite.stop);
+    databaseUrl = pglite.url;
+    say(`embedded PostgreSQL (PGlite) at ${databaseUrl}`);
+  }
+  await migrateDeploy(databaseUrl);
+  say('database migrated');
+
+  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  let uiUrl = process.env.TEMPORAL_UI_URL;
+  if (!temporalAddress) {
+    await ensureTemporalCli((line) => say(line));
+    const server = await startDevServer({ port: 7233, uiPort: 8233, dbFile: join(dataDir, 'temporal.db'), searchAttributes: { ...SEARCH_ATTRIBUTE_TYPES }, log: (line) => say(line) });
+    stops.unshift(server.stop);
+    temporalAddress = server.address;
+    uiUrl = server.uiUrl;
+  }
+
+  const tokenFile = join(dataDir, 'admin-token');
+  const adminToken = process.env.TREEWARDEN_ADMIN_TOKEN ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : `twa_${randomBytes(24).toString('base64url')}`);
+  if (!process.env.TREEWARDEN_ADMIN_TOKEN) writeFileSync(tokenFile, adminToken, { mode: 0o600 });
+  const port = process.env.TREEWARDEN_API_PORT ?? '8787';
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, TREEWARDEN_ADMIN_TOKEN: adminToken, TREEWARDEN_API_PORT: port, TREEWARDEN_API_URL: apiUrl };
+
+  const tsx = join(root, 'node_modules', '.bin', 'tsx');
+  const children: ChildProcess[] = ['workers/main.ts', 'api/main.ts'].map((entry) => spawn(tsx, [join(root, entry)], { env, stdio: 'inherit' }));
+  stops.unshift(async () => {
+    await Promise.all(children.map((child) => new Promise<void>((done) => (child.exitCode !== null ? done() : (child.once('exit', () => done()), child.kill('SIGTERM'))))));
+  });
+  let stopping = false;
+  const stopAll = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    for (const stop of stops) await stop().catch(() => undefined);
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stopAll(0));
+  process.once('SIGTERM', () => void stopAll(0));
+  for (const child of children) child.once('exit', (code) => void stopAll(code ?? 1));
+
+  await waitForHealth(apiUrl);
+  await seedDemo(apiUrl, adminToken, join(dataDir, 'demo.json'));
+  say(`API:         ${apiUrl}   (admin token in ${tokenFile})`);
+  say(`Temporal:    ${temporalAddress}`);
+  if (uiUrl) say(`Temporal UI: ${uiUrl}/namespaces/default/workflows`);
+  say('ready; Ctrl-C stops everything');
+}
+
+async function waitForHealth(apiUrl: string) {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const ok = await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`API at ${apiUrl} did not become healthy within 120 s`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** A small demo company, once: a watched tree whose stopped leaf wakes the watchdog agent. */
+async function seedDemo(apiUrl: string, adminToken: string, marker: string) {
+  if (existsSync(marker)) return;
+  const admin = createTreewardenClient({ baseUrl: apiUrl, token: adminToken });
+  const company = await admin.createCompany({ name: 'Demo Co' });
+  const board = createTreewardenClient({ baseUrl: apiUrl, token: company.boardToken });
+  const builder = await board.createAgent(company.id, { name: 'builder', adapter: { type: 'process', command: 'sh', args: ['-c', 'echo "working on $TREEWARDEN_ISSUE_ID"'] } });
+  const reviewer = await board.createAgent(company.id, { name: 'reviewer', adapter: { type: 'noop' } });
+  const root = await board.createIssue(company.id, { title: 'Launch the demo', watchdog: { agentId: reviewer.id, instructions: 'Check every leaf has evidence.' } });
+  const leaf = await board.createIssue(company.id, { title: 'Write the announcement', parentId: root.id, assigneeAgentId: builder.id });
+  await board.wakeIssue(leaf.id, {});
+  writeFileSync(marker, JSON.stringify({ companyId: company.id, boardToken: company.boardToken, rootIssueId: root.id }, null, 2), { mode: 0o600 });
+  say(`demo company ${company.id} seeded (board token in ${marker})`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`treewarden start failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
