@@ -125,3 +125,38 @@ describe('authentication and errors', () => {
     expect((await h.request('POST', '/api/companies', c.token, { name: 'other' })).status).toBe(403);
   });
 });
+
+test('every remaining route refuses bad input with a 4xx and writes nothing', async () => {
+  const c = await seedCompany(h);
+  const agent = await c.agent();
+  const issue = await c.issue({ title: 'target', assigneeAgentId: agent.id });
+  const counts = async () => [
+    await h.services.db.comment.count({ where: { issueId: issue.id } }),
+    await h.services.db.wakeRequest.count({ where: { issueId: issue.id } }),
+    await h.services.db.interaction.count({ where: { issueId: issue.id } }),
+    await h.services.db.watchdog.count({ where: { issueId: issue.id } }),
+  ];
+  const before = await counts();
+  const cases: [string, string, unknown, number][] = [
+    ['POST', `/api/issues/${issue.id}/comments`, { body: '' }, 400],
+    ['POST', `/api/issues/${issue.id}/comments`, { text: 'wrong field' }, 400],
+    ['POST', '/api/issues/123/comments', { body: 'x' }, 400],
+    ['POST', `/api/issues/${issue.id}/wake`, { idempotencyKey: '' }, 400],
+    ['POST', `/api/issues/${issue.id}/interactions`, { kind: 'ask', audience: 'everyone' }, 400],
+    ['POST', '/api/interactions/zzz/resolve', {}, 400],
+    ['POST', `/api/interactions/${issue.id}/resolve`, {}, 404],
+    ['PUT', `/api/issues/${issue.id}/watchdog`, { agentId: agent.id, extra: true }, 400],
+    ['DELETE', `/api/issues/${issue.id}/watchdog`, undefined, 404],
+    ['PATCH', `/api/agents/${agent.id}`, { status: 'asleep' }, 400],
+    ['PATCH', `/api/issues/${issue.id}`, { blockedByIssueIds: [issue.id] }, 400],
+    ['POST', '/api/runs/nope/stop', undefined, 400],
+    ['GET', `/api/runs/${issue.id}`, undefined, 404],
+  ];
+  for (const [method, url, body, status] of cases) {
+    const r = await h.request(method as 'POST', url, c.token, body);
+    expect([method, url, r.status]).toEqual([method, url, status]);
+    expect(typeof r.body.error.message).toBe('string');
+  }
+  expect(await counts()).toEqual(before);
+  expect((await h.request('GET', `/api/agents/${agent.id}`, c.token)).status).toBe(404);
+});
