@@ -73,19 +73,21 @@ function apiClient() {
 
 /** `tsx <script>` with inherited stdio; resolves with the exit code to pass on. */
 function runScript(script: string): Promise<number> {
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '..', script)], { stdio: 'inherit' });
-  // A terminal's Ctrl-C already reaches the whole process group: forwarding SIGINT would deliver it
-  // twice (and a second one skips the graceful drain). A supervisor's SIGTERM only reaches us.
-  const forwardTerm = () => child.kill('SIGTERM');
-  const ignoreInt = () => undefined;
-  process.on('SIGTERM', forwardTerm);
-  process.on('SIGINT', ignoreInt);
-  return new Promise<number>((resolve, reject) => {
+  // Its own process group, so signals reach it only through us, exactly once: a terminal's Ctrl-C
+  // hits our group and tsx may relay the same signal to us again, but a second SIGINT in the child
+  // would skip its graceful drain. A repeat after the window (an impatient second Ctrl-C) is passed on.
+  const child = spawn(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '..', script)], { stdio: 'inherit', detached: true });
+  const lastForwarded = new Map<NodeJS.Signals, number>();
+  const forward = (signal: NodeJS.Signals) => {
+    if (Date.now() - (lastForwarded.get(signal) ?? 0) > 1_000) child.kill(signal);
+    lastForwarded.set(signal, Date.now());
+  };
+  // kept until we exit: a relayed duplicate arriving after the child is gone must not kill us (exit 130)
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+  return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0)));
-  }).finally(() => {
-    process.off('SIGTERM', forwardTerm);
-    process.off('SIGINT', ignoreInt);
   });
 }
 
@@ -160,7 +162,7 @@ function positiveInt(value: string): number {
   return n;
 }
 
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new Command('treewarden')
     .description('treewarden operator CLI: run the processes, inspect workflows, stop runs, release tree holds')
     .exitOverride()
@@ -173,7 +175,7 @@ export function buildProgram(): Command {
     command(
       name,
       `run the ${name} process (tsx ${script})`,
-      `Run the ${name} process (tsx ${script}) with inherited stdio until SIGTERM/SIGINT, and exit with its exit code.\nIts logs are NDJSON on stdout already; --json only changes how a failure to start is reported.`,
+      `Run the ${name} process (tsx ${script}) with inherited stdio until SIGTERM/SIGINT, and exit with its exit code.\nIts logs are NDJSON on stdout already; --json only formats the CLI's own errors.`,
     )
       .action(async () => {
         process.exitCode = await runScript(script);
@@ -232,7 +234,7 @@ function messageOf(error: unknown): string {
   return error.message + cause;
 }
 
-export async function run(argv: string[]): Promise<number> {
+async function run(argv: string[]): Promise<number> {
   try {
     await buildProgram().parseAsync(argv);
     return Number(process.exitCode ?? EXIT.ok);

@@ -74,6 +74,7 @@ export async function ensureTemporalCli(log: Log = defaultLog): Promise<string> 
   await withInstallLock(path.join(dir, '.temporal-install.lock'), log, async () => {
     // Someone else may have finished the install while we waited for the lock.
     if (await temporalCliVersionOk(bin)) return;
+    removeLeftovers(dir, log);
     const go = findOnPath('go');
     if (go) {
       await goInstall(go, dir, bin, log);
@@ -89,6 +90,16 @@ export async function ensureTemporalCli(log: Log = defaultLog): Promise<string> 
   }
   log(`installed ${bin}: ${version}`);
   return bin;
+}
+
+/** Staging dirs / temp copies of installers that died hard (we hold the lock, so nobody else is using them). */
+function removeLeftovers(dir: string, log: Log): void {
+  for (const entry of fs.readdirSync(dir)) {
+    if (entry.startsWith('.staging-') || /^temporal(\.exe)?\.tmp-/.test(entry)) {
+      log(`removing leftover ${path.join(dir, entry)} from an interrupted install`);
+      fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
+    }
+  }
 }
 
 function findOnPath(cmd: string): string | undefined {
@@ -387,8 +398,29 @@ exit 0
 export async function startDevServer(opts: StartDevServerOptions): Promise<DevServer> {
   const log = opts.log ?? defaultLog;
   const bin = opts.executable ?? (await ensureTemporalCli(log));
-  const port = opts.port ?? (await freePort());
-  const uiPort = opts.uiPort === null ? null : (opts.uiPort ?? (await freePort()));
+  // Ports we picked ourselves can be lost to another process between freePort() and the server's bind: retry those.
+  const ownPorts = opts.port === undefined || opts.uiPort === undefined;
+  for (let attempt = 1; ; attempt++) {
+    const port = opts.port ?? (await freePort());
+    const uiPort = opts.uiPort === null ? null : (opts.uiPort ?? (await freePort()));
+    try {
+      return await startDevServerOnce(bin, port, uiPort, opts, log);
+    } catch (err) {
+      if (!(err instanceof PortInUseError) || !ownPorts || attempt >= 3) throw err;
+      log(`port collision starting the dev server (attempt ${attempt}); retrying with other ports`);
+    }
+  }
+}
+
+class PortInUseError extends Error {}
+
+async function startDevServerOnce(
+  bin: string,
+  port: number,
+  uiPort: number | null,
+  opts: StartDevServerOptions,
+  log: Log,
+): Promise<DevServer> {
   const namespace = opts.namespace ?? 'default';
   const address = `127.0.0.1:${port}`;
 
@@ -470,10 +502,11 @@ export async function startDevServer(opts: StartDevServerOptions): Promise<DevSe
     if (hasExited || pid === undefined) {
       const { code, signal } = await exited;
       await stop();
-      throw new Error(
+      const output = tail.join('\n');
+      const message =
         `temporal dev server exited before becoming healthy (code ${code}, signal ${signal}); ${bin} ${args.join(' ')}\n` +
-          `--- server output (tail) ---\n${tail.join('\n')}`,
-      );
+        `--- server output (tail) ---\n${output}`;
+      throw /address already in use/i.test(output) ? new PortInUseError(message) : new Error(message);
     }
     try {
       await checkHealth(address, namespace);

@@ -61,8 +61,11 @@ export async function dropRunDatabases(info: StackInfo, log: Log): Promise<void>
 export async function teardownStack(state: GlobalStackState, log: Log): Promise<void> {
   const results = await Promise.allSettled([
     (async () => {
-      if (state.info) await dropRunDatabases(state.info, log);
-      await state.stopPostgres?.();
+      try {
+        if (state.info) await dropRunDatabases(state.info, log);
+      } finally {
+        await state.stopPostgres?.(); // even when a drop failed: a throwaway cluster must not outlive the run
+      }
     })(),
     state.server ? state.server.stop() : Promise.resolve(),
   ]);
