@@ -56,54 +56,49 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
 }
 
 /**
- * Spawns a command in its own process group and waits for it, heartbeating. On cancellation
- * the whole group gets SIGTERM, then SIGKILL after the grace period, and the cancellation is
- * rethrown so the workflow sees a stop, not an exit.
+ * Spawns a command in its own process group and waits for it, heartbeating. The group is
+ * recorded on the run before the wait, so a stop can always find it. On cancellation the whole
+ * group gets SIGTERM, then SIGKILL after the grace period, and the cancellation is rethrown so
+ * the workflow sees a stop, not an exit.
  */
-function runCommand(runId: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }, deps: Deps): Promise<number> {
+async function runCommand(runId: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }, deps: Deps): Promise<number> {
   const ctx = Context.current();
-  return new Promise<number>((resolve, reject) => {
-    // a stop that landed before the spawn must not start the command at all
-    if (ctx.cancellationSignal.aborted) return reject(ctx.cancellationSignal.reason);
-    const child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
-    // recorded so a stop can verify the whole group is gone, not just that the activity returned
-    if (child.pid) void deps.db.run.update({ where: { id: runId }, data: { processGroupId: child.pid } }).catch(() => undefined);
-    let cancelled: unknown = null;
-    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-    const killGroup = (signal: NodeJS.Signals) => {
-      try {
-        if (child.pid) process.kill(-child.pid, signal);
-      } catch {
-        // the group is already gone
-      }
-    };
-    const onCancel = () => {
-      cancelled = ctx.cancellationSignal.reason ?? new Error('cancelled');
-      killGroup('SIGTERM');
-      setTimeout(() => killGroup('SIGKILL'), deps.config.TREEWARDEN_STOP_GRACE_MS).unref();
-    };
-    ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
-    child.once('error', (error) => {
-      clearInterval(beat);
-      reject(error);
-    });
-    child.once('exit', (code, signal) => {
-      clearInterval(beat);
-      ctx.cancellationSignal.removeEventListener('abort', onCancel);
-      if (cancelled) reject(cancelled);
-      else resolve(code ?? (signal ? 128 : 1));
-    });
+  // a stop that landed before the spawn must not start the command at all
+  if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+  const child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
   });
+  exited.catch(() => undefined); // awaited below; a spawn error during the record must not go unhandled
+  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  const onCancel = () => {
+    if (!child.pid) return;
+    const pgid = child.pid;
+    signalGroup(pgid, 'SIGTERM');
+    setTimeout(() => signalGroup(pgid, 'SIGKILL'), deps.config.TREEWARDEN_STOP_GRACE_MS).unref();
+  };
+  ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+  try {
+    if (child.pid) await deps.db.run.update({ where: { id: runId }, data: { processGroupId: child.pid } });
+    const code = await exited;
+    if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+    return code;
+  } finally {
+    clearInterval(beat);
+    ctx.cancellationSignal.removeEventListener('abort', onCancel);
+  }
 }
 
-const groupAlive = (pgid: number) => {
+/** Sends `signal` (0 only probes) to a process group; false when the group no longer exists. */
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   try {
-    process.kill(-pgid, 0);
+    process.kill(-pgid, signal);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-};
+}
 
 /**
  * The verified half of a stop: Temporal reports an activity cancelled as soon as it is asked,
@@ -117,10 +112,10 @@ export async function stopProcessGroup(deps: Deps, runId: string): Promise<{ pgi
   const ctx = Context.current();
   const deadline = Date.now() + deps.config.TREEWARDEN_STOP_GRACE_MS;
   let escalated = false;
-  while (groupAlive(pgid)) {
+  while (signalGroup(pgid, 0)) {
     if (!escalated && Date.now() > deadline) {
       escalated = true;
-      process.kill(-pgid, 'SIGKILL');
+      signalGroup(pgid, 'SIGKILL');
     }
     ctx.heartbeat({ pgid, escalated });
     await new Promise((r) => setTimeout(r, 100));

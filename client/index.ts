@@ -4,6 +4,7 @@
  */
 import type { ErrorCode } from '../domain/errors';
 import type { AgentStatus, IssueStatus, RunStatus } from '../domain/statuses';
+import type { EvaluationSummary } from '../domain/watchdog';
 
 export type { ErrorCode };
 
@@ -167,19 +168,8 @@ export interface Run {
 
 // ---- watchdogs and interactions ----
 
-export interface WatchdogEvaluation {
-  watchdogId: string;
-  state: 'live' | 'pending_first_run' | 'incomplete' | 'stopped' | 'already_reviewed' | 'removed';
-  fingerprint: string | null;
-  lastReviewedFingerprint: string | null;
-  includedCount: number;
-  stoppedLeafCount: number;
-  liveIssueIds: string[];
-  incompleteIssueIds: string[];
-  woke: boolean;
-  reviewIssueId: string | null;
-  evaluatedAt: Timestamp;
-}
+/** The evaluation summary the service stores and the workflow's `state` query returns. */
+export type WatchdogEvaluation = EvaluationSummary;
 
 export interface Watchdog {
   id: string;

@@ -29,6 +29,22 @@ export interface WatchdogConfig {
 
 export type EvaluationState = 'live' | 'pending_first_run' | 'incomplete' | 'stopped';
 
+/** What one evaluation concluded: stored on the watchdog, returned by the workflow's `state` query. */
+export interface EvaluationSummary {
+  watchdogId: string;
+  state: EvaluationState | 'already_reviewed' | 'removed';
+  fingerprint: string | null;
+  lastReviewedFingerprint: string | null;
+  includedCount: number;
+  stoppedLeafCount: number;
+  liveIssueIds: string[];
+  incompleteIssueIds: string[];
+  woke: boolean;
+  reviewIssueId: string | null;
+  /** ISO-8601 */
+  evaluatedAt: string;
+}
+
 export interface StoppedLeaf {
   id: string;
   status: string;

@@ -1,6 +1,5 @@
 /** Tree holds: pause a subtree, release it, and re-dispatch exactly the interrupted work. */
 import type { Actor } from '../domain/actor';
-import { AppError } from '../domain/errors';
 import { ACTIONABLE_ISSUE_STATUSES, isInvokable, LIVE_RUN_STATUSES } from '../domain/statuses';
 import { logActivity } from './activity-log';
 import type { Deps } from './deps';
@@ -150,8 +149,4 @@ async function wakeOtherMembers(deps: Deps, companyId: string, holdId: string, m
 export async function activeHoldsInside(deps: Deps, issueId: string) {
   const ids = (await subtree(deps.db, issueId)).map((n) => n.id);
   return deps.db.treeHold.findMany({ where: { rootIssueId: { in: ids }, status: 'active' }, orderBy: { createdAt: 'asc' } });
-}
-
-export function assertHoldReleasable(status: string, holdId: string) {
-  if (status !== 'active') throw new AppError('conflict', `tree hold ${holdId} is not active`);
 }

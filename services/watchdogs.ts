@@ -13,7 +13,7 @@ import {
   WATCHDOG_DEFAULT_MANDATE,
   WATCHDOG_DENIED_OPERATIONS,
   type Classification,
-  type EvaluationState,
+  type EvaluationSummary,
   type SubtreeNode,
 } from '../domain/watchdog';
 import { logActivity } from './activity-log';
@@ -106,20 +106,6 @@ async function loadSubtree(deps: Deps, watchedIssueId: string): Promise<SubtreeN
       (SELECT array_agg(x.id::text) FROM "Interaction" x WHERE x."issueId" = t.id AND x.status = 'pending') AS "pendingInteractionIds"
     FROM t`;
   return rows.map((r) => ({ ...r, blockerIds: r.blockerIds ?? [], pendingInteractionIds: r.pendingInteractionIds ?? [] }));
-}
-
-export interface EvaluationSummary {
-  watchdogId: string;
-  state: EvaluationState | 'already_reviewed' | 'removed';
-  fingerprint: string | null;
-  lastReviewedFingerprint: string | null;
-  includedCount: number;
-  stoppedLeafCount: number;
-  liveIssueIds: string[];
-  incompleteIssueIds: string[];
-  woke: boolean;
-  reviewIssueId: string | null;
-  evaluatedAt: string;
 }
 
 /**

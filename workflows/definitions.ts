@@ -1,6 +1,6 @@
 /** Signal, query and update names shared by the workflows and every caller. */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { EvaluationSummary } from '../services/watchdogs';
+import type { EvaluationSummary } from '../domain/watchdog';
 import type { HoldReleaseOutcome, PauseApplied } from '../activities';
 
 export interface SubtreeChange {

@@ -11,6 +11,17 @@ import { activeHoldsInside, createHold, getHoldWithMembers } from '../../service
 import { issueInCompany } from '../../services/issues';
 import { companyActor, ids, parse } from '../validation';
 
+/**
+ * True when a failure of `type` is in the cause chain: the validator's rejection is the update's
+ * direct cause, the release activity's arrives wrapped in an ActivityFailure.
+ */
+function causedBy(error: Error, type: string): boolean {
+  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
+    if ((cause as { type?: string }).type === type) return true;
+  }
+  return false;
+}
+
 export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
   const db = deps.db;
 
@@ -19,8 +30,7 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
       return await deps.orchestrator.releaseHold({ holdId, releaseId: randomUUID(), wakeAgents, actor: `board:${companyId}` });
     } catch (error) {
       const notActive =
-        (error instanceof WorkflowUpdateFailedError && (error.cause as { type?: string } | undefined)?.type === HOLD_NOT_ACTIVE) ||
-        (error instanceof WorkflowUpdateFailedError && ((error.cause as { cause?: { type?: string } } | undefined)?.cause?.type === HOLD_NOT_ACTIVE)) ||
+        (error instanceof WorkflowUpdateFailedError && causedBy(error, HOLD_NOT_ACTIVE)) ||
         error instanceof WorkflowNotFoundError ||
         (await db.treeHold.findUnique({ where: { id: holdId } }))?.status === 'released';
       if (notActive) throw new AppError('conflict', `tree hold ${holdId} is not active`);
