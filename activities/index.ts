@@ -1,9 +1,12 @@
 /** Every side effect the workflows perform, built from injected dependencies. */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Deps } from '../services/deps';
-import { applyPause, HoldNotActiveError, releaseHold } from '../services/holds';
+import { applyPause, HoldNotActiveError, releaseHold, retryOwedResumes } from '../services/holds';
 import { beginRun, finishRun, type RunOutcome } from '../services/runs';
 import { evaluateWatchdog } from '../services/watchdogs';
+import { finishJob } from '../services/jobs';
+import { withHeartbeat } from './heartbeat';
+import { executeJob, stopJobProcesses } from './job-runner';
 import { executeRun, stopProcessGroup } from './run-adapter';
 
 export interface PauseApplied {
@@ -29,14 +32,18 @@ export function createActivities(deps: Deps) {
     finishRun: (runId: string, outcome: RunOutcome) => finishRun(deps, runId, outcome),
     stopProcessGroup: (runId: string) => stopProcessGroup(deps, runId),
 
-    evaluateWatchdog: (watchdogId: string) => evaluateWatchdog(deps, watchdogId),
+    executeJob: (jobId: string) => executeJob(deps, jobId),
+    stopJobProcesses: (jobId: string) => stopJobProcesses(deps, jobId),
+    finishJob: (jobId: string, outcome: Parameters<typeof finishJob>[2]) => finishJob(deps, jobId, outcome),
+
+    evaluateWatchdog: (watchdogId: string) => withHeartbeat(() => evaluateWatchdog(deps, watchdogId)),
     async isWatchdogActive(watchdogId: string): Promise<boolean> {
       const row = await deps.db.watchdog.findUnique({ where: { id: watchdogId }, select: { status: true } });
       return row?.status === 'active';
     },
 
     async applyPause(holdId: string): Promise<PauseApplied> {
-      const hold = await applyPause(deps, holdId);
+      const hold = await withHeartbeat(() => applyPause(deps, holdId));
       return {
         holdId,
         memberCount: hold.members.length,
@@ -45,13 +52,14 @@ export function createActivities(deps: Deps) {
     },
     async releaseHold(holdId: string, releaseId: string, wakeAgents: boolean, actor: string): Promise<HoldReleaseOutcome> {
       try {
-        const { resumed, skipped, wakeFailures } = await releaseHold(deps, holdId, releaseId, wakeAgents, actorFromLabel(actor));
+        const { resumed, skipped, wakeFailures } = await withHeartbeat(() => releaseHold(deps, holdId, releaseId, wakeAgents, actorFromLabel(actor)));
         return { holdId, resumed, skipped, wakeFailures };
       } catch (error) {
         if (error instanceof HoldNotActiveError) throw ApplicationFailure.nonRetryable(error.message, HOLD_NOT_ACTIVE);
         throw error;
       }
     },
+    retryOwedResumes: (holdId: string) => withHeartbeat(() => retryOwedResumes(deps, holdId)),
   };
 }
 

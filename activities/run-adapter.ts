@@ -1,19 +1,18 @@
 /**
- * Executes a run through its agent's adapter. A `process` run gets its own process group, so a
- * stop signals exactly its tree; the activity heartbeats so a lost worker is noticed and a
- * Temporal cancellation (the stop) reaches it.
+ * Executes a run through its agent's adapter. A `process` run is supervised: its own process
+ * group, an owner token every descendant inherits, output and a progress journal in the run's
+ * folder, a heartbeat, a lease and silence checks while it runs, and a verified stop.
  */
 import { Context } from '@temporalio/activity';
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
 import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../services/deps';
+import { runFiles } from '../services/run-files';
 import { enterAdapter, type RunOutcome } from '../services/runs';
-
-const HEARTBEAT_EVERY_MS = 1_000;
+import { recordStopResult, superviseTick, type CpuSample } from '../services/supervision';
+import { outputTail, runSupervised, verifiedStop, type StopResult } from './supervised-process';
 
 export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome> {
   const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, include: { agent: true } });
@@ -23,102 +22,58 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   if (adapter.type === 'noop') {
     return (await enterAdapter(deps, runId)) ? { kind: 'exited', exitCode: 0 } : { kind: 'stopped' };
   }
-  const workdir = await mkdtemp(join(tmpdir(), `treewarden-run-${runId}-`));
-  try {
-    if (adapter.prepare) {
-      const code = await runCommand(runId, adapter.prepare.command, adapter.prepare.args, { cwd: adapter.cwd ?? workdir, env: { ...process.env, ...adapter.env } }, deps);
-      if (code !== 0) return { kind: 'exited', exitCode: code, error: `prepare exited with ${code}` };
-    }
-    if (!(await enterAdapter(deps, runId))) return { kind: 'stopped' };
-    const secret = newTokenSecret('twr');
-    await deps.db.$transaction([
-      deps.db.apiToken.deleteMany({ where: { runId } }),
-      deps.db.apiToken.create({ data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId } }),
-    ]);
-    const contextFile = join(workdir, 'context.json');
-    await writeFile(contextFile, JSON.stringify(run.context ?? {}), { mode: 0o600 });
-    const env = {
-      ...process.env,
-      ...adapter.env,
-      TREEWARDEN_API_URL: deps.config.TREEWARDEN_API_URL ?? `http://127.0.0.1:${deps.config.TREEWARDEN_API_PORT}`,
-      TREEWARDEN_RUN_TOKEN: secret,
-      TREEWARDEN_RUN_ID: run.id,
-      TREEWARDEN_ISSUE_ID: run.issueId,
-      TREEWARDEN_AGENT_ID: run.agentId,
-      TREEWARDEN_WAKE_REASON: run.wakeReason,
-      TREEWARDEN_CONTEXT_FILE: contextFile,
-    };
-    const exitCode = await runCommand(runId, adapter.command, adapter.args, { cwd: adapter.cwd ?? workdir, env }, deps);
-    return { kind: 'exited', exitCode };
-  } finally {
-    await rm(workdir, { recursive: true, force: true });
-  }
-}
+  const files = runFiles(runId, adapter.cwd ?? null);
+  await mkdir(files.runDir, { recursive: true });
+  const ownerToken = run.ownerToken ?? newTokenSecret('two');
+  await deps.db.run.update({ where: { id: runId }, data: { ownerToken, host: hostname(), workdir: adapter.cwd ?? files.runDir } });
+  const cwd = adapter.cwd ?? files.runDir;
+  const baseEnv = { ...process.env, ...adapter.env, TREEWARDEN_RUN_ID: run.id, TREEWARDEN_JOURNAL_FILE: files.journal, TREEWARDEN_WRITER_LOCK: files.writerLock };
+  let lastCpu: CpuSample = { ticks: -1, at: null };
+  const tick = { everyMs: deps.config.TREEWARDEN_SUPERVISE_EVERY_MS, run: async () => void (lastCpu = await superviseTick(deps, runId, files, lastCpu)) };
+  const command = (command: string, args: string[], env: NodeJS.ProcessEnv) =>
+    runSupervised({
+      command,
+      args,
+      env,
+      cwd,
+      ownerToken,
+      outputFile: files.output,
+      tick,
+      onSpawn: (pgid) => deps.db.run.update({ where: { id: runId }, data: { processGroupId: pgid } }).then(() => undefined),
+    });
 
-/**
- * Spawns a command in its own process group and waits for it, heartbeating. The group is
- * recorded on the run before the wait, so a stop can always find it. On cancellation the whole
- * group gets SIGTERM, then SIGKILL after the grace period, and the cancellation is rethrown so
- * the workflow sees a stop, not an exit.
- */
-async function runCommand(runId: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }, deps: Deps): Promise<number> {
-  const ctx = Context.current();
-  // a stop that landed before the spawn must not start the command at all
-  if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-  const child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
-  const exited = new Promise<number>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  if (adapter.prepare) {
+    const code = await command(adapter.prepare.command, adapter.prepare.args, baseEnv);
+    if (code !== 0) return { kind: 'exited', exitCode: code, error: `prepare exited with ${code}`, outputTail: outputTail(files.output) };
+  }
+  if (!(await enterAdapter(deps, runId))) return { kind: 'stopped' };
+  const secret = newTokenSecret('twr');
+  await deps.db.$transaction([
+    deps.db.apiToken.deleteMany({ where: { runId } }),
+    deps.db.apiToken.create({ data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId } }),
+  ]);
+  await writeFile(files.context, JSON.stringify(run.context ?? {}), { mode: 0o600 });
+  const exitCode = await command(adapter.command, adapter.args, {
+    ...baseEnv,
+    TREEWARDEN_API_URL: deps.config.TREEWARDEN_API_URL ?? `http://127.0.0.1:${deps.config.TREEWARDEN_API_PORT}`,
+    TREEWARDEN_RUN_TOKEN: secret,
+    TREEWARDEN_ISSUE_ID: run.issueId,
+    TREEWARDEN_AGENT_ID: run.agentId,
+    TREEWARDEN_WAKE_REASON: run.wakeReason,
+    TREEWARDEN_CONTEXT_FILE: files.context,
   });
-  exited.catch(() => undefined); // awaited below; a spawn error during the record must not go unhandled
-  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-  const onCancel = () => {
-    if (!child.pid) return;
-    const pgid = child.pid;
-    signalGroup(pgid, 'SIGTERM');
-    setTimeout(() => signalGroup(pgid, 'SIGKILL'), deps.config.TREEWARDEN_STOP_GRACE_MS).unref();
-  };
-  ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
-  try {
-    if (child.pid) await deps.db.run.update({ where: { id: runId }, data: { processGroupId: child.pid } });
-    const code = await exited;
-    if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-    return code;
-  } finally {
-    clearInterval(beat);
-    ctx.cancellationSignal.removeEventListener('abort', onCancel);
-  }
-}
-
-/** Sends `signal` (0 only probes) to a process group; false when the group no longer exists. */
-function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return exitCode === 0 ? { kind: 'exited', exitCode } : { kind: 'exited', exitCode, outputTail: outputTail(files.output) };
 }
 
 /**
- * The verified half of a stop: Temporal reports an activity cancelled as soon as it is asked,
- * while the process may still be unwinding. This waits until the run's process group is gone,
- * escalating SIGTERM to SIGKILL after the grace period, and heartbeats while it waits.
+ * The verified half of a stop (and the clean-up after a lost worker): Temporal reports an
+ * activity cancelled as soon as it is asked, while processes may still be unwinding or may have
+ * left the group. Finds them by group and owner token, escalates, verifies, records the result.
  */
-export async function stopProcessGroup(deps: Deps, runId: string): Promise<{ pgid: number | null; escalated: boolean }> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { processGroupId: true } });
-  const pgid = run.processGroupId;
-  if (!pgid) return { pgid: null, escalated: false };
+export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopResult> {
+  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { processGroupId: true, ownerToken: true, workdir: true } });
   const ctx = Context.current();
-  const deadline = Date.now() + deps.config.TREEWARDEN_STOP_GRACE_MS;
-  let escalated = false;
-  while (signalGroup(pgid, 0)) {
-    if (!escalated && Date.now() > deadline) {
-      escalated = true;
-      signalGroup(pgid, 'SIGKILL');
-    }
-    ctx.heartbeat({ pgid, escalated });
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { pgid, escalated };
+  const result = await verifiedStop(run, run.ownerToken ? runFiles(runId, run.workdir).writerLock : null, deps.config.TREEWARDEN_STOP_GRACE_MS, () => ctx.heartbeat());
+  await recordStopResult(deps, runId, result);
+  return result;
 }

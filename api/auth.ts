@@ -22,6 +22,8 @@ export async function authenticate(deps: Deps, request: FastifyRequest): Promise
   if (token.kind === 'run' && token.runId && token.companyId && token.agentId) {
     const run = await deps.db.run.findUnique({ where: { id: token.runId } });
     if (!run || isTerminalRunStatus(run.status)) throw new AppError('unauthorized', 'run token expired: its run has ended');
+    // an API call made with the run's token is a sign of life for the silent-run watchdog
+    await deps.db.run.update({ where: { id: run.id }, data: { lastApiActivityAt: new Date() } });
     const context = (run.context ?? {}) as { taskWatchdog?: WatchdogScope };
     const scope = context.taskWatchdog;
     return {

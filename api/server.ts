@@ -8,6 +8,7 @@ import { WakeDispatchError } from '../services/wakes';
 import { authenticate } from './auth';
 import { registerCoreRoutes } from './routes/core';
 import { registerHoldRoutes } from './routes/holds';
+import { registerSupervisionRoutes } from './routes/supervision';
 import { registerWatchdogRoutes } from './routes/watchdogs';
 
 declare module 'fastify' {
@@ -60,5 +61,6 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   registerCoreRoutes(app, deps);
   registerWatchdogRoutes(app, deps);
   registerHoldRoutes(app, deps);
+  registerSupervisionRoutes(app, deps);
   return app;
 }

@@ -50,8 +50,8 @@ Exit codes:
 Environment:
   TEMPORAL_ADDRESS     status: Temporal frontend (default 127.0.0.1:7233)
   TEMPORAL_NAMESPACE   status: namespace (default "default")
-  TREEWARDEN_API_URL   stop, release: API base URL (default http://127.0.0.1:8787)
-  TREEWARDEN_TOKEN     stop, release: a company board token`;
+  TREEWARDEN_API_URL   stop, inspect, ack, release: API base URL (default http://127.0.0.1:8787)
+  TREEWARDEN_TOKEN     stop, inspect, ack, release: a company board token`;
 
 interface JsonOption {
   json?: boolean;
@@ -203,11 +203,31 @@ function buildProgram(): Command {
       }
     });
 
-  command('stop <runId>', 'stop a run (POST /api/runs/:id/stop) and print it')
+  command('stop <id>', 'stop an agent run, shell job or monitor by id and print the verified result (POST /api/work/:id/stop)')
+    .action(async (workId: string, opts: JsonOption) => {
+      const result = await apiClient().stopWork(uuid(workId, 'id'));
+      const survivors = 'attempts' in result.stop ? result.stop.attempts.flatMap((a) => a.survivors.map((s) => `  ${a.signal} left pid ${s.pid}: ${s.command}`)) : [];
+      print(opts, result, () => [`${result.kind} ${result.id}: ${result.stop.verdict}`, ...survivors].join('\n'));
+    });
+
+  command('inspect <id>', 'show the ownership graph of an agent run, shell job or monitor (read-only; spawns nothing)')
+    .action(async (workId: string, opts: JsonOption) => {
+      const view = await apiClient().inspectWork(uuid(workId, 'id'));
+      print(opts, view, () =>
+        [
+          `${view.kind} ${view.id}: ${view.verdict} — ${view.action}`,
+          ...(view.processTree.visible ? view.processTree.processes.map((p) => `  pid ${p.pid} (group ${p.pgid}, parent ${p.ppid}): ${p.command}`) : ['  processes: on another host']),
+          ...(view.jobs ?? []).map((j) => `  ${j.kind} ${j.id}: ${j.status}${j.verdict ? ` (${j.verdict})` : ''}`),
+          ...(view.workspace ? [`  workspace ${view.workspace.path ?? '-'}; writer lock holders: ${view.workspace.writerLock.holders.join(', ') || 'none'}; tombstone: ${view.workspace.tombstone.matches ? 'matches' : 'none'}`] : []),
+          ...(view.supersededBy ? [`  superseded by run ${view.supersededBy.run.id}`] : []),
+        ].join('\n'),
+      );
+    });
+
+  command('ack <runId>', 'acknowledge a failed run that reconciliation could not close (POST /api/runs/:id/ack)')
     .action(async (runId: string, opts: JsonOption) => {
-      const id = uuid(runId, 'runId');
-      const run = await apiClient().stopRun(id);
-      print(opts, run, () => `run ${run.id}: ${run.status}${run.stopKind ? ` (stop: ${run.stopKind})` : ''}`);
+      const result = await apiClient().acknowledgeRun(uuid(runId, 'runId'));
+      print(opts, result, () => `run ${result.id}: ${result.status}, ${result.failureState}`);
     });
 
   command('release <issueId> <holdId>', 'release a tree hold rooted at <issueId>: its interrupted runs resume')

@@ -149,6 +149,90 @@ export interface Wake {
 
 // ---- runs ----
 
+export type Verdict = 'live-running' | 'silent-running' | 'stop-partial' | 'failed-uninspected' | 'failed-superseded' | 'monitor-orphaned' | 'terminal-clean';
+export type WorkKind = 'agent_run' | 'shell_job' | 'monitor';
+
+export interface StopAttempt {
+  signal: 'SIGTERM' | 'SIGKILL';
+  verdict: 'terminal-clean' | 'stop-partial';
+  survivors: { pid: number; pgid: number; command: string }[];
+  writersAlive: number;
+}
+
+export interface WorkStopResult {
+  kind: WorkKind;
+  id: string;
+  stop: { verdict: 'terminal-clean' | 'stop-partial'; attempts: StopAttempt[]; verifiedAt?: string } | { verdict: 'pending'; detail: string };
+}
+
+export interface ProcessView {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  cpuTicks: number;
+  command: string;
+}
+
+export interface BackgroundJob {
+  id: string;
+  companyId: string;
+  ownerRunId: string;
+  kind: 'shell_job' | 'monitor';
+  command: string;
+  args: string[];
+  status: 'running' | 'stopped' | 'exited';
+  processGroupId: number | null;
+  exitCode: number | null;
+  stopReason: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+/** `GET /api/work/:id/inspect`; the run branch carries the whole graph */
+export interface WorkInspection {
+  kind: WorkKind;
+  id: string;
+  verdict: Verdict;
+  action: string;
+  processTree: { visible: boolean; processes: ProcessView[] };
+  run?: Run & { failureState: string | null; silentState: string | null; stopResult: unknown; workdir: string | null; host: string | null };
+  job?: BackgroundJob;
+  jobs?: (BackgroundJob & { processTree: { visible: boolean; processes: ProcessView[] }; verdict?: Verdict })[];
+  workspace?: { path: string | null; tombstone: { path: string; matches: boolean }; writerLock: { path: string; holders: number[] } };
+  lease?: { renewedAt: string | null; held: boolean };
+  journal?: { path: string; lastPulseAt: string | null };
+  silence?: { state: string; decision: string | null; until: string | null };
+  failure?: { state: string | null; inspection: unknown };
+  supersededBy?: { run: { id: string; status: RunStatus }; evidence: GateEvidence | null } | null;
+  findings?: { id: string; verdict: Verdict; stateVersion: number; findingHash: string; details: unknown; createdAt: string }[];
+}
+
+export interface StartJobRequest {
+  kind: 'shell_job' | 'monitor';
+  command: string;
+  args?: string[];
+}
+
+export interface EvidenceRequest {
+  check: string;
+  passed: boolean;
+  details?: Record<string, unknown>;
+}
+
+export interface GateEvidence {
+  id: string;
+  runId: string;
+  check: string;
+  passed: boolean;
+  details: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface SilenceDecisionRequest {
+  decision: 'snooze' | 'continue' | 'dismiss';
+  minutes?: number;
+}
+
 export interface Run {
   id: string;
   companyId: string;
@@ -330,6 +414,15 @@ export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetc
     listRuns: (issueId: string) => call<List<Run>>('GET', path`/api/issues/${issueId}/runs`),
     getRun: (runId: string) => call<Run>('GET', path`/api/runs/${runId}`),
     stopRun: (runId: string) => call<Run>('POST', path`/api/runs/${runId}/stop`),
+
+    /** the one stop for an agent run, shell job or monitor id; 202 while the stop is still being verified */
+    stopWork: (id: string) => call<WorkStopResult>('POST', path`/api/work/${id}/stop`),
+    /** read-only: the ownership graph, the verdict and its action */
+    inspectWork: (id: string) => call<WorkInspection>('GET', path`/api/work/${id}/inspect`),
+    startJob: (runId: string, body: StartJobRequest) => call<BackgroundJob>('POST', path`/api/runs/${runId}/jobs`, body),
+    recordEvidence: (runId: string, body: EvidenceRequest) => call<GateEvidence>('POST', path`/api/runs/${runId}/evidence`, body),
+    acknowledgeRun: (runId: string) => call<{ id: string; status: RunStatus; failureState: string | null }>('POST', path`/api/runs/${runId}/ack`),
+    decideSilence: (runId: string, body: SilenceDecisionRequest) => call<{ id: string; silentState: string | null; decision: string; until: string | null }>('POST', path`/api/runs/${runId}/silence`, body),
 
     /** `null` when the issue has no active watchdog */
     getWatchdog: (issueId: string) => call<Watchdog | null>('GET', path`/api/issues/${issueId}/watchdog`),

@@ -8,4 +8,5 @@ export const workflowId = {
   taskWatchdog: (issueId: string) => `task-watchdog:${issueId}`,
   treeHold: (holdId: string) => `tree-hold:${holdId}`,
   agentRun: (runId: string) => `agent-run:${runId}`,
+  backgroundJob: (jobId: string) => `background-job:${jobId}`,
 };

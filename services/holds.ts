@@ -103,6 +103,19 @@ export async function releaseHold(deps: Deps, holdId: string, releaseId: string,
       logActivity(tx, { companyId: hold.companyId, actor, action: 'issue.tree_hold_released', entityType: 'issue', entityId: hold.rootIssueId, details: { holdId, wakeAgents } }),
     );
   }
+  const { report, memberIds } = await resumeOwedWork(deps, hold);
+  if (wakeAgents) await wakeOtherMembers(deps, hold.companyId, holdId, memberIds, report, actor);
+  await deps.db.treeHold.update({ where: { id: holdId }, data: { releaseResult: { releaseId, wakeAgents, ...report } as object } });
+  await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_released');
+  return { hold: await getHoldWithMembers(deps, holdId), ...report };
+}
+
+/**
+ * The owed resumes and deferred wakes of a released hold's subtree. Safe to repeat: the claim
+ * makes each resume at most once, so a retried activity or a retry after failed wakes only
+ * dispatches what is still owed. `resumed` lists every resume this hold has claimed so far.
+ */
+async function resumeOwedWork(deps: Deps, hold: { id: string; rootIssueId: string }) {
   const report = emptyReport();
   const memberIds = (await subtree(deps.db, hold.rootIssueId)).map((n) => n.id);
   const latestRuns = await deps.db.run.findMany({
@@ -111,17 +124,23 @@ export async function releaseHold(deps: Deps, holdId: string, releaseId: string,
     orderBy: [{ issueId: 'asc' }, { createdAt: 'desc' }],
     select: { id: true },
   });
-  for (const run of latestRuns) await resumeIfOwed(deps, run.id, report, holdId);
-  // wakes deferred while the hold was active
+  for (const run of latestRuns) await resumeIfOwed(deps, run.id, report, hold.id);
+  // wakes deferred while the hold was active, and resume wakes a crashed attempt claimed but never dispatched
   const deferred = await deps.db.wakeRequest.findMany({ where: { issueId: { in: memberIds }, status: 'queued' }, select: { id: true } });
   for (const wake of deferred) await dispatchWake(deps, wake.id).catch((error: Error) => deps.log.warn({ err: error, wakeId: wake.id }, 'deferred wake dispatch failed'));
-  const claims = await deps.db.resumeClaim.findMany({ where: { holdId } });
+  const claims = await deps.db.resumeClaim.findMany({ where: { holdId: hold.id } });
   const claimWakes = await deps.db.wakeRequest.findMany({ where: { id: { in: claims.map((c) => c.wakeRequestId) } } });
   report.resumed = claimWakes.filter((w) => w.runId).map((w) => ({ issueId: w.issueId, runId: w.runId! }));
-  if (wakeAgents) await wakeOtherMembers(deps, hold.companyId, holdId, memberIds, report, actor);
-  await deps.db.treeHold.update({ where: { id: holdId }, data: { releaseResult: { releaseId, wakeAgents, ...report } as object } });
-  await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_released');
-  return { hold: await getHoldWithMembers(deps, holdId), ...report };
+  return { report, memberIds };
+}
+
+/** After a release whose resume wakes failed: try the still-owed resumes again. */
+export async function retryOwedResumes(deps: Deps, holdId: string): Promise<ResumeReport> {
+  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
+  if (hold.status !== 'released') throw new Error(`tree hold ${holdId} is ${hold.status}, not released`);
+  const { report } = await resumeOwedWork(deps, hold);
+  if (report.wakeFailures.length === 0) await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_resumes_retried');
+  return report;
 }
 
 /** `wakeAgents`: wake every other executable member in todo, in_progress or in_review. */

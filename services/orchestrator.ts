@@ -30,6 +30,13 @@ export interface ReleaseRequest {
   actor: string;
 }
 
+export interface JobStart {
+  jobId: string;
+  companyId: string;
+  issueId: string;
+  title: string;
+}
+
 export interface Orchestrator {
   startRun(run: RunStart): Promise<void>;
   cancelRun(runId: string): Promise<void>;
@@ -39,4 +46,6 @@ export interface Orchestrator {
   /** Starts the hold's workflow and returns once the pause is applied. */
   startHold(hold: HoldStart): Promise<PauseApplied>;
   releaseHold(request: ReleaseRequest): Promise<HoldReleaseOutcome>;
+  startJob(job: JobStart): Promise<void>;
+  cancelJob(jobId: string): Promise<void>;
 }

@@ -6,7 +6,9 @@ import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
 import { logActivity } from './activity-log';
 import type { Deps } from './deps';
 import { notifySubtreeChanged } from './notify';
+import { stopJobsOf } from './jobs';
 import { settleInterruptedRun } from './resume';
+import { emitFinding, reconcileSupersession } from './supervision';
 
 /** queued → running. False when the run was cancelled (e.g. by a pause) before it began. */
 export async function beginRun(deps: Deps, runId: string): Promise<boolean> {
@@ -31,15 +33,15 @@ export async function enterAdapter(deps: Deps, runId: string): Promise<boolean> 
 }
 
 export type RunOutcome =
-  | { kind: 'exited'; exitCode: number; error?: string }
+  | { kind: 'exited'; exitCode: number; error?: string; outputTail?: string }
   | { kind: 'stopped' }
   | { kind: 'error'; error: string };
 
-/** Settles a run exactly once; later calls are no-ops. Then runs the follow-ups it owes. */
+/** Settles a run exactly once (later calls change nothing), then runs the idempotent follow-ups it owes. */
 export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome): Promise<RunStatus> {
   const settled = await deps.db.$transaction(async (tx) => {
     const run = await lockRun(tx, runId);
-    if (isTerminalRunStatus(run.status)) return { status: run.status, changed: false };
+    if (isTerminalRunStatus(run.status)) return { status: run.status, issueId: run.issueId };
     const status: RunStatus =
       outcome.kind === 'exited' ? (outcome.exitCode === 0 ? 'succeeded' : 'failed') : outcome.kind === 'stopped' ? 'cancelled' : 'failed';
     await tx.run.update({
@@ -49,6 +51,14 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
         finishedAt: new Date(),
         exitCode: outcome.kind === 'exited' ? outcome.exitCode : null,
         error: outcome.kind === 'stopped' ? null : outcome.kind === 'exited' ? (outcome.error ?? null) : outcome.error,
+        // terminal reconciliation: an exit code and its output are an inspected result; an
+        // API, provider or worker failure has an unknown outcome and stays uninspected
+        ...(status === 'failed'
+          ? outcome.kind === 'exited'
+            ? { failureState: 'inspected', inspection: { exitCode: outcome.exitCode, error: outcome.error ?? null, outputTail: outcome.outputTail ?? '', inspectedAt: new Date() } }
+            : { failureState: 'uninspected' }
+          : {}),
+        stateVersion: { increment: 1 },
       },
     });
     await tx.apiToken.updateMany({ where: { runId, revokedAt: null }, data: { revokedAt: new Date() } });
@@ -72,12 +82,17 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
       entityId: runId,
       details: { issueId: run.issueId, stopKind: run.stopKind, adapterEntered: run.adapterEntered },
     });
-    return { status, changed: true };
+    return { status, issueId: run.issueId };
   });
-  if (settled.changed) {
-    await settleInterruptedRun(deps, runId);
-    await notifyForRun(deps, runId, 'run_finished');
-  }
+  // Follow-ups are idempotent and run on every call, so a retry after a crash between the
+  // settlement and its follow-ups still stops the monitors, reconciles and resumes.
+  // owner-bound work ends with its owner; a replacement run never inherits it
+  await stopJobsOf(deps, runId, 'owner_terminal');
+  const final = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { failureState: true, error: true } });
+  if (final.failureState === 'uninspected') await emitFinding(deps, runId, 'failed-uninspected', { error: final.error });
+  if (settled.status === 'succeeded') await reconcileSupersession(deps, settled.issueId);
+  await settleInterruptedRun(deps, runId);
+  await notifyForRun(deps, runId, 'run_finished');
   return settled.status;
 }
 

@@ -4,7 +4,7 @@ import type { Config } from '../domain/config';
 import { workflowId } from '../domain/ids';
 import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-attributes';
 import type { HoldReleaseOutcome } from '../activities';
-import type { agentRunWorkflow, taskWatchdogWorkflow, treeHoldWorkflow } from '../workflows';
+import type { taskWatchdogWorkflow, treeHoldWorkflow } from '../workflows';
 import { awaitPauseAppliedUpdate, releaseHoldUpdate, subtreeChangedSignal, watchdogRemovedSignal } from '../workflows/definitions';
 import type { Orchestrator } from './orchestrator';
 
@@ -20,19 +20,34 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
   const ignore = (...types: (new (...args: never[]) => Error)[]) => (error: unknown) => {
     if (!types.some((t) => error instanceof t)) throw error;
   };
+  /** Starts a run-like workflow once: a duplicate start (a retried dispatch) is not an error. */
+  const startOnce = async (
+    type: 'agentRunWorkflow' | 'backgroundJobWorkflow',
+    id: string,
+    input: Record<string, string>,
+    meta: { kind: string; state: string; summary: string; companyId: string; issueId: string; title: string },
+  ) => {
+    await client.workflow
+      .start(type, {
+        workflowId: id,
+        taskQueue,
+        args: [{ ...input, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: attributes(meta.kind, meta.companyId, meta.issueId, meta.state),
+        memo: { issueTitle: meta.title },
+        staticSummary: meta.summary,
+      })
+      .catch(ignore(WorkflowExecutionAlreadyStartedError));
+  };
   return {
     async startRun(run) {
-      await client.workflow
-        .start<typeof agentRunWorkflow>('agentRunWorkflow', {
-          workflowId: workflowId.agentRun(run.runId),
-          taskQueue,
-          args: [{ runId: run.runId }],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: attributes('agent_run', run.companyId, run.issueId, 'queued'),
-          memo: { issueTitle: run.title },
-          staticSummary: `Agent run for "${run.title}"`,
-        })
-        .catch(ignore(WorkflowExecutionAlreadyStartedError));
+      await startOnce('agentRunWorkflow', workflowId.agentRun(run.runId), { runId: run.runId }, { kind: 'agent_run', state: 'queued', summary: `Agent run for "${run.title}"`, ...run });
+    },
+    async startJob(job) {
+      await startOnce('backgroundJobWorkflow', workflowId.backgroundJob(job.jobId), { jobId: job.jobId }, { kind: 'background_job', state: 'running', summary: job.title, ...job });
+    },
+    async cancelJob(jobId) {
+      await client.workflow.getHandle(workflowId.backgroundJob(jobId)).cancel().catch(ignore(WorkflowNotFoundError));
     },
     async cancelRun(runId) {
       await client.workflow.getHandle(workflowId.agentRun(runId)).cancel().catch(ignore(WorkflowNotFoundError));
@@ -41,7 +56,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       await client.workflow.signalWithStart<typeof taskWatchdogWorkflow, [{ watchdogId: string; reason: string }]>('taskWatchdogWorkflow', {
         workflowId: workflowId.taskWatchdog(watchdog.issueId),
         taskQueue,
-        args: [{ watchdogId: watchdog.watchdogId, issueId: watchdog.issueId, tickMs: config.TREEWARDEN_WATCHDOG_TICK_MS, debounceMs: config.TREEWARDEN_WATCHDOG_DEBOUNCE_MS }],
+        args: [{ watchdogId: watchdog.watchdogId, issueId: watchdog.issueId, tickMs: config.TREEWARDEN_WATCHDOG_TICK_MS, debounceMs: config.TREEWARDEN_WATCHDOG_DEBOUNCE_MS, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
         signal: subtreeChangedSignal,
         signalArgs: [{ watchdogId: watchdog.watchdogId, reason }],
         typedSearchAttributes: attributes('task_watchdog', watchdog.companyId, watchdog.issueId, 'starting'),
@@ -57,7 +72,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
         .start<typeof treeHoldWorkflow>('treeHoldWorkflow', {
           workflowId: workflowId.treeHold(hold.holdId),
           taskQueue,
-          args: [{ holdId: hold.holdId }],
+          args: [{ holdId: hold.holdId, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
           typedSearchAttributes: attributes('tree_hold', hold.companyId, hold.rootIssueId, 'applying'),
           memo: { issueTitle: hold.title },
           staticSummary: `Tree hold on "${hold.title}"`,

@@ -72,11 +72,13 @@ export async function dispatchWake(deps: Deps, wakeId: string): Promise<Dispatch
   try {
     await deps.orchestrator.startRun({ runId: outcome.runId, companyId: outcome.companyId, issueId: outcome.issueId, title: outcome.title });
   } catch (error) {
-    // Compensate so nothing is half-done: the run never existed for Temporal, the wake is queued again.
+    // Compensate so nothing is half-done: the run never existed for Temporal, so its row goes
+    // (one interrupted task never shows two resumed runs), and the wake is queued again.
     const message = error instanceof Error ? error.message : String(error);
+    deps.log.warn({ wakeId, runId: outcome.runId, err: error }, 'run workflow could not be started; the wake is queued again');
     await deps.db.$transaction([
-      deps.db.run.update({ where: { id: outcome.runId }, data: { status: 'cancelled', wakeRequestId: null, finishedAt: new Date(), error: `dispatch failed: ${message}` } }),
       deps.db.wakeRequest.update({ where: { id: wakeId }, data: { status: 'queued', runId: null, claimedAt: null } }),
+      deps.db.run.delete({ where: { id: outcome.runId } }),
     ]);
     throw new WakeDispatchError(wakeId, message);
   }

@@ -52,7 +52,7 @@ test('--help lists the commands and the exit codes', async () => {
   const { code, stdout } = await cli(['--help']);
   expect(code).toBe(0);
   const listed = [...stdout.matchAll(/^ {2}(\w+) \[options\]/gm)].map((m) => m[1]);
-  expect(listed).toEqual(['worker', 'api', 'status', 'stop', 'release']);
+  expect(listed).toEqual(['worker', 'api', 'status', 'stop', 'inspect', 'ack', 'release']);
   expect(stdout).toMatch(/Exit codes:[\s\S]*4 {2}conflict/);
 });
 
@@ -95,7 +95,7 @@ test('stop passes the API refusal on as its exit code', async () => {
     expect(code).toBe(EXIT.conflict);
     expect(stderr).toContain('run already finished');
     expect(JSON.parse(stdout)).toEqual({ error: { message: 'run already finished', exitCode: EXIT.conflict, status: 409, code: 'conflict' } });
-    expect(requests).toEqual([`POST /api/runs/${RUN_ID}/stop Bearer twb_test`]);
+    expect(requests).toEqual([`POST /api/work/${RUN_ID}/stop Bearer twb_test`]);
   } finally {
     server.close();
   }

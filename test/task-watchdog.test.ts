@@ -177,6 +177,62 @@ describe('evaluation', () => {
     expect(await watchdogWakes(watchdog.id)).toHaveLength(0);
   });
 
+  test('incompleteness is warned once, and again only after the subtree was complete in between', async () => {
+    const warn = jest.spyOn(h.services.log, 'warn');
+    const { c, watcher, root } = await watchedTree();
+    let parentId = root.id;
+    for (let depth = 2; depth <= 101; depth++) parentId = (await h.services.db.issue.create({ data: { companyId: c.companyId, parentId, title: `level ${depth}`, status: 'done' } })).id;
+    const deepest = parentId;
+    const levelHundred = (await h.services.db.issue.findUniqueOrThrow({ where: { id: deepest } })).parentId!;
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    const warnings = () => warn.mock.calls.filter(([fields]) => (fields as { watchdogId?: string }).watchdogId === watchdog.id).length;
+    const evaluatedAs = async (expected: string) => {
+      const before = (await watchdogState(root.id)).evaluations;
+      await h.request('POST', `/api/issues/${root.id}/comments`, c.token, { body: 'nudge' });
+      await eventually(`a fresh ${expected} evaluation`, async () => {
+        const s = await watchdogState(root.id);
+        return s.evaluations > before && s.pendingChanges === 0 && s.lastEvaluation?.state === expected;
+      });
+    };
+    await eventually('incomplete', async () => (await watchdogState(root.id)).lastEvaluation?.state === 'incomplete');
+    await evaluatedAs('incomplete');
+    await evaluatedAs('incomplete');
+    expect(warnings()).toBe(1);
+    // the deep branch moves within the limit: complete; then back beyond it: one more warning
+    await h.services.db.issue.update({ where: { id: deepest }, data: { parentId: root.id } });
+    await evaluatedAs('stopped');
+    await h.services.db.issue.update({ where: { id: deepest }, data: { parentId: levelHundred } });
+    await evaluatedAs('incomplete');
+    await evaluatedAs('incomplete');
+    expect(warnings()).toBe(2);
+    warn.mockRestore();
+  });
+
+  test('continue-as-new in the middle of a burst loses no change', async () => {
+    const { c, watcher, root, leaf } = await watchedTree();
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    await eventually('first wake', async () => (await watchdogWakes(watchdog.id)).length === 1);
+    const handle = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
+    const firstRunId = (await handle.describe()).runId;
+    const before = await watchdogState(root.id);
+    const { subtreeChangedSignal } = await import('../workflows/definitions');
+    const burst = () => Promise.all(Array.from({ length: 300 }, () => handle.signal(subtreeChangedSignal, { watchdogId: watchdog.id, reason: 'burst' })));
+    await burst();
+    // the only material change arrives mid-burst, as one more signal among hundreds
+    expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' })).status).toBe(200);
+    await burst();
+    const after = await eventually('every signal counted', async () => {
+      const s = await watchdogState(root.id);
+      return s.changesReceived >= before.changesReceived + 601 && s.pendingChanges === 0 ? s : null;
+    });
+    // the history passed the dev server's suggestion threshold (200 events): the next evaluation continues as new
+    await eventually('continued as new', async () => (await handle.describe()).runId !== firstRunId);
+    expect(after.changesReceived).toBeGreaterThanOrEqual(before.changesReceived + 601);
+    // the successor run carries every count and pending change
+    expect((await watchdogState(root.id)).changesReceived).toBeGreaterThanOrEqual(after.changesReceived);
+    await eventually('a wake for the mid-burst change', async () => (await watchdogWakes(watchdog.id)).length === 2);
+  });
+
   test('a burst of 1,000 change signals is coalesced into a handful of evaluations', async () => {
     const { c, watcher, root } = await watchedTree();
     const watchdog = await putWatchdog(c, root.id, watcher.id);

@@ -2,8 +2,10 @@
  * @module Tree holds (seed 002): a pause interrupts its subtree's work; every release re-dispatches
  * exactly the work the pause interrupted, once, and never replays a run of unknown outcome.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { workflowId } from '../domain/ids';
+import { holdStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
 
 let h: Harness;
@@ -169,6 +171,63 @@ test('twenty concurrent releases give one 200 and one resumed run per interrupte
   expect(results.filter((r) => r.status === 409)).toHaveLength(19);
   for (const child of children) expect(await resumedRuns(child.id)).toHaveLength(1);
 });
+
+test('a failed wake returns the claim; the hold retries and the task resumes once', async () => {
+  const { c, parent, child } = await family(slowFirstPrepare());
+  const runId = await wakeRunning(c.token, child.id);
+  const hold = await pause(c.token, parent.id);
+  await settled(runId);
+  // fault injection: Temporal refuses to start the resumed run's workflow
+  const orchestrator = h.services.orchestrator;
+  const startRun = orchestrator.startRun;
+  orchestrator.startRun = async () => {
+    throw new Error('temporal frontend unavailable');
+  };
+  try {
+    const r = await release(c.token, parent.id, hold.id);
+    expect(r.status).toBe(200);
+    expect(r.body.resumed).toEqual([]);
+    expect(r.body.wakeFailures).toEqual([{ issueId: child.id, message: expect.stringContaining('temporal frontend unavailable') }]);
+    expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(0);
+  } finally {
+    orchestrator.startRun = startRun;
+  }
+  const [resumed] = await eventually('the retried resume', async () => {
+    const runs = await resumedRuns(child.id);
+    return runs.length ? runs : null;
+  });
+  expect(await settled(resumed.id)).toMatchObject({ status: 'succeeded' });
+  const state = await h.services.client.workflow.getHandle(workflowId.treeHold(hold.id)).query(holdStateQuery);
+  expect(state.resumeRetries).toBeGreaterThanOrEqual(1);
+  expect(await resumedRuns(child.id)).toHaveLength(1);
+  expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(1);
+});
+
+test('a hold of 1,000 members releases with every owed resume exactly once', async () => {
+  const c = await seedCompany(h);
+  const agent = await c.agent();
+  const root = await c.issue({ title: 'a thousand tasks' });
+  // setup at scale straight into the database: 1,000 assigned tasks, each with a run queued
+  // (claimed wake, workflow not yet started), the state a pause finds mid-dispatch
+  const children = Array.from({ length: 1000 }, (_, i) => ({ id: randomUUID(), companyId: c.companyId, parentId: root.id, title: `task ${i}`, status: 'in_progress' as const, assigneeAgentId: agent.id }));
+  await h.services.db.issue.createMany({ data: children });
+  const wakes = children.map((issue) => ({ id: randomUUID(), companyId: c.companyId, agentId: agent.id, issueId: issue.id, reason: 'assignment', status: 'claimed' as const }));
+  await h.services.db.wakeRequest.createMany({ data: wakes });
+  await h.services.db.run.createMany({ data: wakes.map((w) => ({ companyId: c.companyId, agentId: agent.id, issueId: w.issueId, wakeRequestId: w.id, wakeReason: w.reason })) });
+
+  const hold = await pause(c.token, root.id);
+  expect(hold.members.filter((m) => m.interruptedRunId)).toHaveLength(1000);
+  const r = await release(c.token, root.id, hold.id);
+  expect(r.status).toBe(200);
+  expect(r.body.resumed).toHaveLength(1000);
+  expect(r.body.wakeFailures).toEqual([]);
+  const ids = children.map((x) => x.id);
+  expect(await h.services.db.resumeClaim.count({ where: { holdId: hold.id } })).toBe(1000);
+  const perIssue = await h.services.db.run.groupBy({ by: ['issueId'], where: { issueId: { in: ids }, wakeReason: 'issue_tree_resumed' }, _count: true });
+  expect(perIssue).toHaveLength(1000);
+  expect(perIssue.every((g) => g._count === 1)).toBe(true);
+  await eventually('every resumed run finished', async () => (await h.services.db.run.count({ where: { issueId: { in: ids }, wakeReason: 'issue_tree_resumed', status: 'succeeded' } })) === 1000, 240_000);
+}, 600_000);
 
 test('wakeAgents wakes only todo, in_progress and in_review members', async () => {
   const c = await seedCompany(h);

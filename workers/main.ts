@@ -7,8 +7,10 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig } from '../domain/config';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
+import { createMetrics } from '../services/metrics';
 import { registerSearchAttributes } from '../scripts/provision/temporal';
 import { createWorker, recoverWorkflows } from './create-worker';
+import { startMetricsServer } from './metrics-server';
 import { connectServices, createLogger } from './runtime';
 
 async function main() {
@@ -24,14 +26,19 @@ async function main() {
   const services = await connectServices(config, log);
   await registerSearchAttributes(services.connection, config.TEMPORAL_NAMESPACE, SEARCH_ATTRIBUTE_TYPES, (line) => log.info(line));
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const bundlePath = join(__dirname, '..', '.data', 'workflow-bundle.js');
+  const bundlePath = config.TREEWARDEN_WORKFLOW_BUNDLE ?? join(config.TREEWARDEN_DATA_DIR, 'workflow-bundle.js');
+  const metrics = createMetrics();
   const worker = await createWorker(services, {
     connection,
+    metrics,
     ...(existsSync(bundlePath) ? { workflowBundle: { code: readFileSync(bundlePath, 'utf8') } } : {}),
   });
+  const metricsServer = await startMetricsServer({ host: config.TREEWARDEN_WORKER_METRICS_HOST, port: config.TREEWARDEN_WORKER_METRICS_PORT, metrics, worker });
+  log.info({ healthz: `${metricsServer.url}/healthz`, metrics: `${metricsServer.url}/metrics` }, 'metrics server listening');
   const recovered = await recoverWorkflows(services);
   log.info({ taskQueue: config.TREEWARDEN_TASK_QUEUE, ...recovered }, 'worker started');
   await worker.run();
+  await metricsServer.close();
   await connection.close();
   await services.close();
   log.info('worker stopped');

@@ -1,7 +1,7 @@
-import { CancellationScope, isCancellation, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
-import type { RunWorkflowInput } from './definitions';
+import { DEFAULT_HEARTBEAT_TIMEOUT_MS, type RunWorkflowInput } from './definitions';
 
 // DB bookkeeping: short, idempotent CAS writes; retry through database blips.
 const bookkeeping = proxyActivities<Activities>({
@@ -10,14 +10,15 @@ const bookkeeping = proxyActivities<Activities>({
 });
 
 // The agent itself: long, never retried (re-running an agent is not idempotent); the heartbeat
-// timeout notices a dead worker within 30 s, and cancellation (the stop) arrives through it.
-const adapter = proxyActivities<Activities>({
-  startToCloseTimeout: '24 hours',
-  heartbeatTimeout: '30 seconds',
-  retry: { maximumAttempts: 1 },
-});
+// timeout notices a dead worker within seconds, and cancellation (the stop) arrives through it.
+const adapterActivities = (heartbeatTimeoutMs: number) =>
+  proxyActivities<Activities>({
+    startToCloseTimeout: '24 hours',
+    heartbeatTimeout: heartbeatTimeoutMs,
+    retry: { maximumAttempts: 1 },
+  });
 
-// Verifying a stop waits for the process group to exit (SIGKILL after the grace period): a
+// Verifying a stop waits for every owned process to exit (SIGKILL after the grace period): a
 // minute bounds it; it heartbeats so a lost worker is retried elsewhere quickly.
 const stopper = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -26,25 +27,38 @@ const stopper = proxyActivities<Activities>({
 });
 
 /** One agent run, `agent-run:<runId>`: begin, execute through the adapter, settle exactly once. */
-export async function agentRunWorkflow({ runId }: RunWorkflowInput): Promise<string> {
+export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflowInput): Promise<string> {
+  const adapter = adapterActivities(heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS);
   try {
-    if (!(await bookkeeping.beginRun(runId))) return 'not_started';
+    setCurrentDetails('queued: claiming the run');
+    if (!(await bookkeeping.beginRun.executeWithOptions({ summary: 'Claim the queued run' }, [runId]))) {
+      setCurrentDetails('not started: the run was no longer queued');
+      return 'not_started';
+    }
     upsertSearchAttributes([{ key: StateKey, value: 'running' }]);
-    const outcome = await adapter.executeRun(runId);
+    setCurrentDetails('running: the agent executes through its adapter');
+    const outcome = await adapter.executeRun.executeWithOptions({ summary: 'Execute the agent through its adapter' }, [runId]);
     return await settle(runId, outcome);
   } catch (error) {
     if (isCancellation(error)) {
       return CancellationScope.nonCancellable(async () => {
-        await stopper.stopProcessGroup(runId);
+        setCurrentDetails('stopping: waiting for the process group to exit');
+        await stopper.stopProcessGroup.executeWithOptions({ summary: 'Stop the process group and verify it exited' }, [runId]);
         return settle(runId, { kind: 'stopped' });
       });
+    }
+    if (patched('stop-owned-processes-after-failure')) {
+      // a lost worker (heartbeat timeout) leaves the run's processes behind: find them by owner token
+      setCurrentDetails('failed: stopping whatever the run left running');
+      await stopper.stopProcessGroup.executeWithOptions({ summary: 'Stop every process the failed run owns' }, [runId]);
     }
     return settle(runId, { kind: 'error', error: error instanceof Error ? error.message : String(error) });
   }
 }
 
 async function settle(runId: string, outcome: Parameters<Activities['finishRun']>[1]): Promise<string> {
-  const status = await bookkeeping.finishRun(runId, outcome);
+  const status = await bookkeeping.finishRun.executeWithOptions({ summary: `Settle the run (${outcome.kind})` }, [runId, outcome]);
   upsertSearchAttributes([{ key: StateKey, value: status }]);
+  setCurrentDetails(`settled: ${status}`);
   return status;
 }

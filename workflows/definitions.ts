@@ -35,6 +35,8 @@ export interface HoldWorkflowState {
   applied: PauseApplied | null;
   releasing: boolean;
   released: HoldReleaseOutcome | null;
+  /** retries of resumes whose wakes failed at release */
+  resumeRetries: number;
 }
 
 export const awaitPauseAppliedUpdate = defineUpdate<PauseApplied>('awaitPauseApplied');
@@ -43,4 +45,8 @@ export const holdStateQuery = defineQuery<HoldWorkflowState>('state');
 
 export interface RunWorkflowInput {
   runId: string;
+  heartbeatTimeoutMs?: number;
 }
+
+/** For workflows started before inputs carried the configured heartbeat timeout. */
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;

@@ -1,4 +1,5 @@
 /** The workflow bundle's entry: every workflow type the worker serves. */
 export { agentRunWorkflow } from './agent-run';
+export { backgroundJobWorkflow } from './background-job';
 export { taskWatchdogWorkflow } from './task-watchdog';
 export { treeHoldWorkflow } from './tree-hold';

@@ -3,6 +3,7 @@ import {
   condition,
   continueAsNew,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   sleep,
   upsertSearchAttributes,
@@ -10,14 +11,18 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
+import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from './definitions';
 import { subtreeChangedSignal, watchdogRemovedSignal, watchdogStateQuery, type WatchdogWorkflowState } from './definitions';
 
-// Evaluation reads a whole subtree (up to 10k issues) and writes a wake: a minute is ample;
-// retried with backoff because a missed evaluation would leave a stopped tree unnoticed.
-const { evaluateWatchdog, isWatchdogActive } = proxyActivities<Activities>({
-  startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-});
+// Evaluation reads a whole subtree (up to 10k issues) and writes a wake: two minutes is ample;
+// retried with backoff because a missed evaluation would leave a stopped tree unnoticed; the
+// heartbeat timeout moves the work of a dead worker to a live one within seconds.
+const watchdogActivities = (heartbeatTimeoutMs: number) =>
+  proxyActivities<Activities>({
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: heartbeatTimeoutMs,
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  });
 
 export interface TaskWatchdogInput {
   watchdogId: string;
@@ -26,6 +31,7 @@ export interface TaskWatchdogInput {
   tickMs: number;
   /** coalescing window: a burst of changes becomes one evaluation */
   debounceMs: number;
+  heartbeatTimeoutMs?: number;
   carried?: WatchdogWorkflowState;
 }
 
@@ -35,6 +41,7 @@ export interface TaskWatchdogInput {
  * (removed, then re-added) restarts it fresh through continue-as-new.
  */
 export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<WatchdogWorkflowState> {
+  const { evaluateWatchdog, isWatchdogActive } = watchdogActivities(input.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS);
   const state: WatchdogWorkflowState = input.carried ?? {
     watchdogId: input.watchdogId,
     issueId: input.issueId,
@@ -64,27 +71,31 @@ export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<Wa
   setHandler(watchdogStateQuery, () => state);
 
   for (;;) {
-    await condition(() => state.pendingChanges > 0 || removalRequested || successorId !== null, input.tickMs);
+    setCurrentDetails(describe(state));
+    await condition(() => state.pendingChanges > 0 || removalRequested || successorId !== null, input.tickMs, { summary: 'Wait for a subtree change or the safety tick' });
     if (successorId !== null) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof taskWatchdogWorkflow>({ ...input, watchdogId: successorId, carried: undefined });
     }
     if (removalRequested) {
       removalRequested = false;
-      if (!(await isWatchdogActive(state.watchdogId))) {
+      if (!(await isWatchdogActive.executeWithOptions({ summary: 'Confirm the watchdog was removed' }, [state.watchdogId]))) {
         state.removed = true;
         upsertSearchAttributes([{ key: StateKey, value: 'removed' }]);
+        setCurrentDetails(describe(state));
         await condition(allHandlersFinished);
         return state;
       }
     }
-    if (state.pendingChanges > 0) await sleep(input.debounceMs);
+    if (state.pendingChanges > 0) await sleep(input.debounceMs, { summary: 'Coalesce a burst of subtree changes' });
     state.pendingChanges = 0;
-    state.lastEvaluation = await evaluateWatchdog(state.watchdogId);
+    setCurrentDetails(`evaluating the subtree (evaluation ${state.evaluations + 1})`);
+    state.lastEvaluation = await evaluateWatchdog.executeWithOptions({ summary: 'Evaluate the watched subtree; wake the watchdog agent on a new stop' }, [state.watchdogId]);
     state.evaluations += 1;
     upsertSearchAttributes([{ key: StateKey, value: state.lastEvaluation.state }]);
     if (state.lastEvaluation.state === 'removed') {
       state.removed = true;
+      setCurrentDetails(describe(state));
       await condition(allHandlersFinished);
       return state;
     }
@@ -93,4 +104,13 @@ export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<Wa
       return continueAsNew<typeof taskWatchdogWorkflow>({ ...input, carried: state });
     }
   }
+}
+
+/** The one line the Temporal UI shows as the workflow's current details. */
+function describe(state: WatchdogWorkflowState): string {
+  if (state.removed) return `removed after ${state.evaluations} evaluations`;
+  const last = state.lastEvaluation;
+  if (!last) return 'waiting for the first evaluation';
+  const woke = last.woke ? ', woke the watchdog agent' : '';
+  return `${last.state}: ${last.includedCount} issues, ${last.stoppedLeafCount} stopped leaves${woke} (evaluation ${state.evaluations}, ${last.evaluatedAt})`;
 }

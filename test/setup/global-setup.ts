@@ -1,13 +1,16 @@
 /**
  * jest globalSetup: provision ONE test stack for the whole run (see stack.ts for how tests reach it):
  *   - the pinned Temporal CLI (installed into the user cache on first use: go install, 5-10 min cold),
- *   - a headless in-memory `temporal server start-dev` on free ports with treewarden's search attributes and
- *     `limit.historyCount.suggestContinueAsNew=200` (so continue-as-new is exercised by tests),
+ *   - an in-memory `temporal server start-dev` on free ports (Web UI included, for test/temporal-ui.test.ts) with
+ *     treewarden's search attributes and `limit.historyCount.suggestContinueAsNew=200` (so continue-as-new is
+ *     exercised by tests),
+ *   - Debian's chromium for the UI test (apt-get installed on first use),
  *   - a migrated PostgreSQL template database `tw_test_tpl_<pid>_<random>` that freshDatabase() clones.
  * Runs in the jest main process; globalTeardown (same process) reads the state from globalThis.
  */
 import { randomBytes } from 'node:crypto';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../domain/search-attributes';
+import { ensureChromium } from '../../scripts/provision/chromium';
 import { startDevServer, type DevServer } from '../../scripts/provision/temporal';
 import { log, reapStaleRuns, teardownStack } from './reap';
 import { publishStack, stackFilePath, dbTrackFile, type StackInfo } from './stack';
@@ -21,7 +24,6 @@ export default async function globalSetup(): Promise<void> {
   let server: DevServer | undefined;
   try {
     server = await startDevServer({
-      uiPort: null,
       searchAttributes: { ...SEARCH_ATTRIBUTE_TYPES },
       dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 200 },
       log,
@@ -32,12 +34,14 @@ export default async function globalSetup(): Promise<void> {
       runId,
       jestPid: process.pid,
       temporalAddress: server.address,
+      temporalUiUrl: server.uiUrl,
       namespace: server.namespace,
       temporalPid: server.pid,
       dbTrackFile: dbTrackFile(stackFile),
     };
     globalThis.__TREEWARDEN_TEST_STACK__ = { info, stackFile, server };
     publishStack(info, stackFile);
+    await ensureChromium(log);
 
     // ---- PostgreSQL (scripts/provision/postgres.ts, owned by the Prisma toolchain) ----
     if (process.env.TREEWARDEN_TEST_NO_PG === '1') {

@@ -17,6 +17,8 @@ export interface StackInfo {
   /** pid of the jest main process (globalSetup/globalTeardown); lets a later run reap this one if it crashed. */
   jestPid: number;
   temporalAddress: string;
+  /** the dev server's Web UI */
+  temporalUiUrl?: string;
   namespace: string;
   /** pid of the dev server we started; absent when reusing an external server. */
   temporalPid?: number;
@@ -38,6 +40,7 @@ export const STACK_ENV = {
   file: 'TREEWARDEN_TEST_STACK_FILE',
   runId: 'TREEWARDEN_TEST_RUN_ID',
   temporalAddress: 'TREEWARDEN_TEST_TEMPORAL_ADDRESS',
+  temporalUiUrl: 'TREEWARDEN_TEST_TEMPORAL_UI_URL',
   namespace: 'TREEWARDEN_TEST_TEMPORAL_NAMESPACE',
   pgAdminUrl: 'TREEWARDEN_TEST_PG_ADMIN_URL',
   templateDb: 'TREEWARDEN_TEST_TEMPLATE_DB',
@@ -58,6 +61,7 @@ export function publishStack(info: StackInfo, file: string): void {
   process.env[STACK_ENV.runId] = info.runId;
   process.env[STACK_ENV.temporalAddress] = info.temporalAddress;
   process.env[STACK_ENV.namespace] = info.namespace;
+  if (info.temporalUiUrl) process.env[STACK_ENV.temporalUiUrl] = info.temporalUiUrl;
   if (info.pgAdminUrl) process.env[STACK_ENV.pgAdminUrl] = info.pgAdminUrl;
   if (info.templateDb) process.env[STACK_ENV.templateDb] = info.templateDb;
 }
@@ -85,6 +89,13 @@ export function testTemporal(): { temporalAddress: string; namespace: string } {
   const namespace = process.env[STACK_ENV.namespace] ?? readStackFile()?.namespace ?? 'default';
   if (!temporalAddress) throw notProvisioned(STACK_ENV.temporalAddress);
   return { temporalAddress, namespace };
+}
+
+/** The dev server's Web UI (test/temporal-ui.test.ts). */
+export function testTemporalUiUrl(): string {
+  const url = process.env[STACK_ENV.temporalUiUrl] ?? readStackFile()?.temporalUiUrl;
+  if (!url) throw notProvisioned(STACK_ENV.temporalUiUrl);
+  return url;
 }
 
 export function testStack(): TestStack {

@@ -20,18 +20,30 @@ export function workflowBundle(): Promise<WorkflowBundle> {
   return bundle;
 }
 
+/**
+ * TREEWARDEN_TEST_MAX_CACHED=0 runs every harness worker without a workflow cache, so each workflow
+ * task replays the whole history: any test file becomes a determinism check (`npm run test:no-workflow-cache`).
+ */
+function maxCachedFromEnv(): number | undefined {
+  const value = process.env.TREEWARDEN_TEST_MAX_CACHED;
+  return value === undefined || value === '' ? undefined : Number(value);
+}
+
 export interface Harness {
   services: Services;
-  worker: Worker;
+  /** the in-process worker; null when the test runs its workers as processes (worker-fleet.ts) */
+  worker: Worker | null;
+  /** the environment this harness was configured from, for worker processes to share */
+  env: Record<string, string>;
   request<T = any>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, token: string | null, body?: unknown): Promise<{ status: number; body: T }>;
   apiUrl: string;
   close(): Promise<void>;
 }
 
-export async function startHarness(env: Record<string, string> = {}, options: { maxCachedWorkflows?: number } = {}): Promise<Harness> {
+export async function startHarness(overrides: Record<string, string> = {}, options: { maxCachedWorkflows?: number; inProcessWorker?: boolean } = {}): Promise<Harness> {
   const stack = testStack();
   const database = await freshDatabase();
-  const config = parseConfig({
+  const env: Record<string, string> = {
     DATABASE_URL: database.url,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TEMPORAL_NAMESPACE: stack.namespace,
@@ -40,19 +52,24 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
     TREEWARDEN_WATCHDOG_DEBOUNCE_MS: '200',
     TREEWARDEN_STOP_GRACE_MS: '2000',
     TREEWARDEN_SHUTDOWN_GRACE_MS: '2000',
+    // worker processes started from this env share one host: each takes a free metrics port
+    TREEWARDEN_WORKER_METRICS_PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...env,
-  });
+    ...overrides,
+  };
+  const config = parseConfig(env);
   const services = await connectServices(config, pino({ level: config.LOG_LEVEL }));
-  const connection = await NativeConnection.connect({ address: stack.temporalAddress });
-  const worker = await createWorker(services, { connection, workflowBundle: await workflowBundle(), maxCachedWorkflows: options.maxCachedWorkflows });
-  const running = worker.run();
+  const connection = options.inProcessWorker === false ? null : await NativeConnection.connect({ address: stack.temporalAddress });
+  const worker = connection && (await createWorker(services, { connection, workflowBundle: await workflowBundle(), maxCachedWorkflows: options.maxCachedWorkflows ?? maxCachedFromEnv() }));
+  const running = worker?.run();
   const app = buildApi(services);
   const apiUrl = await app.listen({ port: 0, host: '127.0.0.1' });
   services.config.TREEWARDEN_API_URL = apiUrl;
+  env.TREEWARDEN_API_URL = apiUrl;
   return {
     services,
     worker,
+    env,
     apiUrl,
     async request(method, url, token, body) {
       // real HTTP against the listening API (fastify's inject pulls an ESM-only dependency into jest)
@@ -66,9 +83,9 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
     },
     async close() {
       await app.close();
-      worker.shutdown();
+      worker?.shutdown();
       await running;
-      await connection.close();
+      await connection?.close();
       await services.close();
       await database.drop();
     },

@@ -1,0 +1,31 @@
+/** Executes a run's shell job or monitor under the same supervision as the run itself. */
+import { Context } from '@temporalio/activity';
+import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import type { Deps } from '../services/deps';
+import { runFiles } from '../services/run-files';
+import { runSupervised, verifiedStop, type StopResult } from './supervised-process';
+
+export async function executeJob(deps: Deps, jobId: string): Promise<number> {
+  const job = await deps.db.job.findUniqueOrThrow({ where: { id: jobId }, include: { ownerRun: { select: { id: true, workdir: true } } } });
+  const files = runFiles(jobId, null);
+  await mkdir(files.runDir, { recursive: true });
+  await deps.db.job.update({ where: { id: jobId }, data: { host: hostname() } });
+  return runSupervised({
+    command: job.command,
+    args: job.args as string[],
+    cwd: job.ownerRun.workdir ?? files.runDir,
+    env: { ...process.env, TREEWARDEN_JOB_ID: job.id, TREEWARDEN_OWNER_RUN_ID: job.ownerRunId },
+    ownerToken: job.ownerToken,
+    outputFile: files.output,
+    onSpawn: (pgid) => deps.db.job.update({ where: { id: jobId }, data: { processGroupId: pgid } }).then(() => undefined),
+  });
+}
+
+export async function stopJobProcesses(deps: Deps, jobId: string): Promise<StopResult> {
+  const job = await deps.db.job.findUniqueOrThrow({ where: { id: jobId } });
+  const ctx = Context.current();
+  const result = await verifiedStop(job, null, deps.config.TREEWARDEN_STOP_GRACE_MS, () => ctx.heartbeat());
+  await deps.db.job.update({ where: { id: jobId }, data: { stopResult: result as object } });
+  return result;
+}

@@ -1,0 +1,132 @@
+/**
+ * Run supervision verdicts (seed 003): one closed union, each with its own action, decided from
+ * the facts of the ownership graph. Pure: the services gather the facts, this decides.
+ */
+import { createHash } from 'node:crypto';
+
+export const VERDICT_ACTIONS = {
+  'live-running': 'wait',
+  'silent-running': 'inspect (never killed automatically)',
+  'stop-partial': 'kill the surviving descendants, then verify again',
+  'failed-uninspected': 'inspect the result',
+  'failed-superseded': 'close automatically: a verified replacement succeeded',
+  'monitor-orphaned': 'stop automatically: its owner is terminal',
+  'terminal-clean': 'nothing: blocks nothing',
+} as const;
+
+export type Verdict = keyof typeof VERDICT_ACTIONS;
+
+/** What a failed run became after terminal reconciliation. */
+/**
+ * What a failed run became after terminal reconciliation: `inspected` when the result is known
+ * (an exit code and its output), `superseded` when a verified replacement took over, and
+ * `acknowledged` when a person closed it; `uninspected` when the outcome is unknown.
+ */
+export type FailureState = 'uninspected' | 'inspected' | 'superseded' | 'acknowledged';
+
+export interface SupervisionFacts {
+  kind: 'agent_run' | 'shell_job' | 'monitor';
+  /** queued/running (a run) or running (a job) */
+  active: boolean;
+  failed: boolean;
+  failureState: FailureState | null;
+  /** a stop was requested or the work is terminal: nothing of it may still be alive */
+  mustBeGone: boolean;
+  survivors: number;
+  writersAlive: number;
+  leaseHeld: boolean;
+  /** for jobs: the owning run is terminal */
+  ownerTerminal: boolean;
+  silence: SilenceLevel;
+  /** a tombstone naming this work sits in its working directory */
+  tombstone: boolean;
+}
+
+export function verdictOf(f: SupervisionFacts): Verdict {
+  if (f.kind === 'monitor' && f.active && f.ownerTerminal) return 'monitor-orphaned';
+  if (f.mustBeGone && (f.survivors > 0 || f.writersAlive > 0)) return 'stop-partial';
+  if (f.tombstone && f.survivors === 0 && f.writersAlive === 0 && !f.leaseHeld) return 'terminal-clean';
+  if (f.active) return f.silence === 'ok' ? 'live-running' : 'silent-running';
+  if (!f.failed) return 'terminal-clean';
+  switch (f.failureState) {
+    case 'superseded':
+      return 'failed-superseded';
+    case 'inspected':
+    case 'acknowledged':
+      return 'terminal-clean';
+    case 'uninspected':
+    case null:
+      return 'failed-uninspected';
+  }
+}
+
+/** Verdicts someone must look at; the rest are emitted as nothing (no alert storms). */
+export function needsAttention(verdict: Verdict): boolean {
+  switch (verdict) {
+    case 'silent-running':
+    case 'stop-partial':
+    case 'failed-uninspected':
+    case 'monitor-orphaned':
+      return true;
+    case 'live-running':
+    case 'failed-superseded':
+    case 'terminal-clean':
+      return false;
+  }
+}
+
+/** Stable hash of a finding's material content: the same finding hashes the same. */
+export function findingHash(verdict: Verdict, details: Record<string, unknown>): string {
+  const canonical = JSON.stringify(details, Object.keys(details).sort());
+  return createHash('sha256').update(`${verdict}\n${canonical}`).digest('hex');
+}
+
+// ── liveness ────────────────────────────────────────────────────────────────────────────────
+
+export type SilenceLevel = 'ok' | 'suspicious' | 'critical';
+export type SilenceDecision = 'snooze' | 'continue' | 'dismiss';
+
+/** Signs that a run is doing something (its supervisor's own heartbeat only proves it is supervised). */
+export interface LivenessSignals {
+  apiActivityAt: Date | null;
+  journalPulseAt: Date | null;
+  /** the process group was seen alive and using CPU */
+  processActiveAt: Date | null;
+  /** output-file modification time: a fallback only */
+  outputModifiedAt: Date | null;
+}
+
+/** The latest sign of life; output mtime counts only when nothing better exists. */
+export function lastSignOfLife(s: LivenessSignals): Date | null {
+  const primary = [s.apiActivityAt, s.journalPulseAt, s.processActiveAt].filter((d): d is Date => d !== null);
+  const candidates = primary.length > 0 ? primary : [s.outputModifiedAt].filter((d): d is Date => d !== null);
+  return candidates.length ? new Date(Math.max(...candidates.map((d) => d.getTime()))) : null;
+}
+
+export interface SilencePolicy {
+  suspiciousAfterMs: number;
+  criticalAfterMs: number;
+  /** `continue` re-arms the watchdog after this long */
+  continueRearmMs: number;
+}
+
+export const DEFAULT_SILENCE_POLICY: SilencePolicy = { suspiciousAfterMs: 5 * 60_000, criticalAfterMs: 15 * 60_000, continueRearmMs: 30 * 60_000 };
+
+/**
+ * How silent a running run is. Information only: no level ever cancels or wakes anything. A
+ * `dismiss` silences the run for good; `snooze` and `continue` until their time passes.
+ */
+export function silenceLevel(
+  now: Date,
+  lastSign: Date | null,
+  startedAt: Date,
+  decision: { kind: SilenceDecision | null; until: Date | null },
+  policy: SilencePolicy,
+): SilenceLevel {
+  if (decision.kind === 'dismiss') return 'ok';
+  if (decision.until && decision.until > now) return 'ok';
+  const silentForMs = now.getTime() - (lastSign ?? startedAt).getTime();
+  if (silentForMs >= policy.criticalAfterMs) return 'critical';
+  if (silentForMs >= policy.suspiciousAfterMs) return 'suspicious';
+  return 'ok';
+}

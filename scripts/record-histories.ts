@@ -1,0 +1,58 @@
+/**
+ * `npm run record:histories`: drives the main path of every workflow type against a real stack (the
+ * test stack: a dev server and a fresh PostgreSQL database) and saves each execution's event history
+ * under test/histories/. test/replay.test.ts replays them against the current workflow code, so a
+ * change that would break running executions fails CI. Re-record after a deliberate, patched change;
+ * files it does not write (older recordings kept on purpose) are left alone.
+ */
+import '../test/setup/runtime';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import globalSetup from '../test/setup/global-setup';
+import globalTeardown from '../test/setup/global-teardown';
+import { seedCompany, startHarness } from '../test/support/harness';
+import { holdInterruptsRun, runFails, watchdogWakes } from '../test/support/scenarios';
+
+const HISTORIES_DIR = join(__dirname, '..', 'test', 'histories');
+
+async function record() {
+  const h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '1' });
+  try {
+    const c = await seedCompany(h, 'History recorder');
+    const watchdog = await watchdogWakes(h, c, { remove: true });
+    const hold = await holdInterruptsRun(h, c, { release: true });
+    const failed = await runFails(h, c);
+    const executions: Record<string, string> = {
+      'task-watchdog.wake-then-removed': watchdog.watchdogWorkflowId,
+      'agent-run.noop-succeeded': watchdog.reviewRunWorkflowId,
+      'tree-hold.pause-then-release': hold.holdWorkflowId,
+      'agent-run.stopped-by-hold': hold.stoppedRunWorkflowId,
+      'agent-run.process-resumed': hold.resumedRunWorkflowId!,
+      'agent-run.process-failed': failed.runWorkflowId,
+    };
+    mkdirSync(HISTORIES_DIR, { recursive: true });
+    for (const [name, id] of Object.entries(executions)) {
+      const history = await h.services.client.workflow.getHandle(id).fetchHistory();
+      // re-indented so a re-recording shows up as a readable diff
+      writeFileSync(join(HISTORIES_DIR, `${name}.json`), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+      process.stdout.write(`recorded ${name} (${history.events?.length ?? 0} events)\n`);
+    }
+  } finally {
+    await h.close();
+  }
+}
+
+async function main() {
+  await globalSetup();
+  try {
+    await record();
+  } finally {
+    await globalTeardown();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`recording histories failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,107 @@
+/**
+ * Structured process identity from /proc: a process belongs to a run or job when it carries the
+ * owner token in its environment or sits in the recorded process group. Command lines are shown,
+ * never matched, and the supervisor and its ancestors are never candidates, so an inspection
+ * can never find itself. Reading /proc spawns nothing.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+
+export const OWNER_TOKEN_ENV = 'TREEWARDEN_OWNER_TOKEN';
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  /** user + system CPU ticks so far: a rising value means the process is working */
+  cpuTicks: number;
+  command: string;
+}
+
+function readStat(pid: number): Omit<ProcessInfo, 'command'> & { zombie: boolean } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // the command name may contain spaces and parentheses: fields start after the last ')'
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, zombie: fields[0] === 'Z' || fields[0] === 'X', ppid: Number(fields[1]), pgid: Number(fields[2]), cpuTicks: Number(fields[11]) + Number(fields[12]) };
+}
+
+function selfAndAncestors(): Set<number> {
+  const chain = new Set<number>();
+  for (let pid = process.pid; pid > 1 && !chain.has(pid); ) {
+    chain.add(pid);
+    try {
+      pid = readStat(pid).ppid;
+    } catch {
+      break;
+    }
+  }
+  return chain;
+}
+
+/** Live (non-zombie) processes owned by `ownerToken` or in process group `pgid`. */
+export function ownedProcesses(owner: { ownerToken: string | null; processGroupId: number | null }): ProcessInfo[] {
+  const excluded = selfAndAncestors();
+  const needle = owner.ownerToken ? `${OWNER_TOKEN_ENV}=${owner.ownerToken}` : null;
+  const found: ProcessInfo[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || excluded.has(pid)) continue;
+    try {
+      const stat = readStat(pid);
+      if (stat.zombie) continue;
+      const inGroup = owner.processGroupId !== null && stat.pgid === owner.processGroupId;
+      const tokenMatch = needle !== null && readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(needle);
+      if (!inGroup && !tokenMatch) continue;
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+      found.push({ pid, ppid: stat.ppid, pgid: stat.pgid, cpuTicks: stat.cpuTicks, command });
+    } catch {
+      // exited while we looked, or not ours to read: either way not a live process of this owner
+    }
+  }
+  return found.sort((a, b) => a.pid - b.pid);
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    return !readStat(pid).zombie;
+  } catch {
+    return false;
+  }
+}
+
+/** Signals every listed process and each distinct group (SIGKILL reaches the ones that left it). */
+export function signalAll(processes: ProcessInfo[], groups: (number | null)[], signal: NodeJS.Signals): void {
+  for (const pgid of new Set(groups.filter((g): g is number => g !== null))) {
+    try {
+      process.kill(-pgid, signal);
+    } catch {
+      // group already gone
+    }
+  }
+  for (const p of processes) {
+    try {
+      process.kill(p.pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Live holders of a writer lock file (it holds the writer's pid); a stale file holds nobody. */
+export function writersAlive(lockFile: string | null): number[] {
+  if (!lockFile) return [];
+  try {
+    const pid = Number(readFileSync(lockFile, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? [pid] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Modification time of a file, or null when it does not exist. */
+export function modifiedAt(file: string): Date | null {
+  try {
+    return statSync(file).mtime;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,29 @@
+/** Where a run's files live: the supervisor's own folder, and the conventions inside its workspace. */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface RunFiles {
+  /** the supervisor's folder: output, journal, context */
+  runDir: string;
+  output: string;
+  /** the run appends to it to say it is making progress */
+  journal: string;
+  context: string;
+  /** in the workspace: holds the pid of the process writing to it */
+  writerLock: string;
+  /** in the workspace: names the run that finished its work there */
+  tombstone: string;
+}
+
+export function runFiles(runId: string, workdir: string | null): RunFiles {
+  const runDir = join(tmpdir(), 'treewarden-runs', runId);
+  const workspace = workdir ?? runDir;
+  return {
+    runDir,
+    output: join(runDir, 'output.log'),
+    journal: join(runDir, 'journal.log'),
+    context: join(runDir, 'context.json'),
+    writerLock: join(workspace, '.treewarden-writer.lock'),
+    tombstone: join(workspace, '.treewarden-tombstone'),
+  };
+}

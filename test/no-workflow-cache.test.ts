@@ -1,0 +1,47 @@
+/**
+ * @module Every workflow task replays: the main path of each workflow type runs on a worker with
+ * `maxCachedWorkflows: 0`, so each task rebuilds the workflow from its full history. Any divergence
+ * between what the code does on replay and what it did live fails a workflow task, which this test
+ * reads back from the histories. (TREEWARDEN_TEST_MAX_CACHED=0 does the same for any test file.)
+ */
+import { seedCompany, startHarness, type Harness } from './support/harness';
+import { holdInterruptsRun, runFails, watchdogWakes } from './support/scenarios';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '1' }, { maxCachedWorkflows: 0 });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** The failure messages of every workflow task that failed in these executions. */
+async function failedWorkflowTasks(workflowIds: string[]): Promise<string[]> {
+  const failures: string[] = [];
+  for (const id of workflowIds) {
+    const history = await h.services.client.workflow.getHandle(id).fetchHistory();
+    for (const event of history.events ?? []) {
+      const failure = event.workflowTaskFailedEventAttributes?.failure;
+      if (failure) failures.push(`${id}: ${failure.message}`);
+    }
+  }
+  return failures;
+}
+
+test('watchdog: a stopped subtree wakes the agent once, removal completes the workflow', async () => {
+  const c = await seedCompany(h);
+  const { watchdogWorkflowId, reviewRunWorkflowId } = await watchdogWakes(h, c, { remove: true });
+  expect(await failedWorkflowTasks([watchdogWorkflowId, reviewRunWorkflowId])).toEqual([]);
+});
+
+test('hold: the pause stops the run, the release resumes it once', async () => {
+  const c = await seedCompany(h);
+  const { holdWorkflowId, stoppedRunWorkflowId, resumedRunWorkflowId } = await holdInterruptsRun(h, c, { release: true });
+  expect(await failedWorkflowTasks([holdWorkflowId, stoppedRunWorkflowId, resumedRunWorkflowId!])).toEqual([]);
+});
+
+test('run: a failing agent command settles the run once', async () => {
+  const c = await seedCompany(h);
+  const { runWorkflowId } = await runFails(h, c);
+  expect(await failedWorkflowTasks([runWorkflowId])).toEqual([]);
+});

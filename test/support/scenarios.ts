@@ -1,0 +1,86 @@
+/**
+ * The main path of every workflow type, driven through the API as the main app would. Shared by the
+ * history recordings (scripts/record-histories.ts), the no-cache replay test, the Temporal UI test and
+ * the metrics test, so all of them exercise the same stories.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { workflowId } from '../../domain/ids';
+import { eventually, seedCompany, type Harness } from './harness';
+
+type Company = Awaited<ReturnType<typeof seedCompany>>;
+
+/** The run once its workflow has completed: the database may say settled while the stop is still being verified. */
+async function settledRun(h: Harness, runId: string) {
+  // retried: the run's workflow may not have been started yet
+  await eventually(`run ${runId} completed`, async () => (await h.services.client.workflow.getHandle(workflowId.agentRun(runId)).result()) !== undefined);
+  return h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
+}
+
+async function wake(h: Harness, c: Company, issueId: string): Promise<string> {
+  const r = await h.request('POST', `/api/issues/${issueId}/wake`, c.token, {});
+  if (r.status !== 202) throw new Error(`wake: ${JSON.stringify(r.body)}`);
+  return r.body.runId as string;
+}
+
+/**
+ * A watched subtree that has come to rest: the watchdog evaluates it as stopped and wakes its agent
+ * once (whose review run succeeds). With `remove`, the watchdog is then removed and its workflow completes.
+ */
+export async function watchdogWakes(h: Harness, c: Company, { remove }: { remove: boolean }) {
+  const watcher = await c.agent();
+  const root = await c.issue({ title: `ship feature ${randomBytes(2).toString('hex')}` });
+  await c.issue({ title: 'write code', parentId: root.id, status: 'done' });
+  const put = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
+  if (put.status !== 201) throw new Error(`watchdog: ${JSON.stringify(put.body)}`);
+  const reviewRun = await eventually('the watchdog agent woken for the stopped subtree', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));
+  await settledRun(h, reviewRun.id);
+  const watchdog = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
+  if (remove) {
+    await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token);
+    await watchdog.result();
+  }
+  return { issueId: root.id, watchdogWorkflowId: watchdog.workflowId, reviewRunWorkflowId: workflowId.agentRun(reviewRun.id) };
+}
+
+/**
+ * A tree hold over a running agent: the pause stops the run (verified: its process group exits), and
+ * with `release` the release re-dispatches it once and the resumed run succeeds.
+ */
+export async function holdInterruptsRun(h: Harness, c: Company, { release }: { release: boolean }) {
+  // the prepare step blocks only on the first run, so the resumed run passes straight through
+  const marker = `/tmp/tw-prep-${randomBytes(6).toString('hex')}`;
+  const agent = await c.agent({ type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] } });
+  const parent = await c.issue({ title: `release train ${randomBytes(2).toString('hex')}` });
+  const child = await c.issue({ title: 'migrate the schema', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const stoppedRunId = await wake(h, c, child.id);
+  await eventually('prepare step running', async () => existsSync(marker));
+  const pause = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
+  if (pause.status !== 201) throw new Error(`pause: ${JSON.stringify(pause.body)}`);
+  const holdId = pause.body.id as string;
+  await settledRun(h, stoppedRunId);
+  let resumedRunId: string | null = null;
+  if (release) {
+    const released = await h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {});
+    if (released.status !== 200 || released.body.resumed.length !== 1) throw new Error(`release: ${JSON.stringify(released.body)}`);
+    resumedRunId = released.body.resumed[0].runId as string;
+    await settledRun(h, resumedRunId);
+    await h.services.client.workflow.getHandle(workflowId.treeHold(holdId)).result();
+  }
+  return {
+    issueId: parent.id,
+    holdWorkflowId: workflowId.treeHold(holdId),
+    stoppedRunWorkflowId: workflowId.agentRun(stoppedRunId),
+    resumedRunWorkflowId: resumedRunId && workflowId.agentRun(resumedRunId),
+  };
+}
+
+/** An agent whose command exits non-zero: the run fails and settles once. */
+export async function runFails(h: Harness, c: Company) {
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', 'exit 3'] });
+  const issue = await c.issue({ title: 'flaky job', assigneeAgentId: agent.id, status: 'todo' });
+  const runId = await wake(h, c, issue.id);
+  const run = await settledRun(h, runId);
+  if (run.status !== 'failed') throw new Error(`expected a failed run, got ${run.status}`);
+  return { runWorkflowId: workflowId.agentRun(runId) };
+}

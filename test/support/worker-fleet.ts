@@ -1,0 +1,88 @@
+/**
+ * Real worker processes (workers/main.ts, as deployed) against a harness's stack, so tests can
+ * `kill -9` one in the middle of an activity and start a replacement.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Client } from '@temporalio/client';
+import { REPO_ROOT, TMP_DIR } from '../setup/stack';
+import { workflowBundle, type Harness } from './harness';
+
+export interface WorkerProcess {
+  pid: number;
+  /** Temporal's default worker identity, as reported in pending activities */
+  identity: string;
+  exited: Promise<void>;
+}
+
+export interface WorkerFleet {
+  workers: WorkerProcess[];
+  start(): Promise<WorkerProcess>;
+  /** SIGKILL: no drain, no cleanup, exactly like a crashed host */
+  kill(worker: WorkerProcess): Promise<void>;
+  close(): Promise<void>;
+}
+
+let bundleFile: Promise<string> | undefined;
+/** Bundled once per test file and loaded by every worker process, as production workers load theirs. */
+function bundlePath(): Promise<string> {
+  bundleFile ??= workflowBundle().then(({ code }) => {
+    mkdirSync(TMP_DIR, { recursive: true });
+    const file = join(TMP_DIR, `workflow-bundle-${process.pid}.js`);
+    writeFileSync(file, code);
+    return file;
+  });
+  return bundleFile;
+}
+
+export function workerFleet(h: Harness): WorkerFleet {
+  const running = new Map<number, { child: ChildProcess; worker: WorkerProcess }>();
+  const fleet: WorkerFleet = {
+    get workers() {
+      return [...running.values()].map((r) => r.worker);
+    },
+    async start() {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, ...h.env, TREEWARDEN_WORKFLOW_BUNDLE: await bundlePath(), LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const stderr: string[] = [];
+      child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      const ready = new Promise<void>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).on('line', (line) => {
+          if (line.includes('"msg":"worker started"')) resolve();
+        });
+        void exited.then(() => reject(new Error(`worker process exited before it was ready: ${stderr.join('').slice(-2000)}`)));
+      });
+      await ready;
+      const worker = { pid: child.pid!, identity: `${child.pid}@${hostname()}`, exited };
+      running.set(worker.pid, { child, worker });
+      void exited.then(() => running.delete(worker.pid));
+      return worker;
+    },
+    async kill(worker) {
+      process.kill(worker.pid, 'SIGKILL');
+      await worker.exited;
+    },
+    async close() {
+      for (const { child, worker } of running.values()) {
+        child.kill('SIGKILL');
+        await worker.exited;
+      }
+    },
+  };
+  return fleet;
+}
+
+/** The identity of the worker running `activityType` for a workflow, once it has started. */
+export async function workerRunning(client: Client, workflowId: string, activityType: string): Promise<string | null> {
+  const description = await client.workflow.getHandle(workflowId).describe();
+  const pending = description.raw.pendingActivities ?? [];
+  const started = pending.find((a) => a.activityType?.name === activityType && a.lastWorkerIdentity && Number(a.state) === 2 /* STARTED */);
+  return started?.lastWorkerIdentity ?? null;
+}

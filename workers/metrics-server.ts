@@ -1,0 +1,40 @@
+/** A worker process's /healthz (for probes and supervisors) and /metrics (Prometheus text). */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Worker } from '@temporalio/worker';
+import type { Metrics } from '../services/metrics';
+
+export interface MetricsServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startMetricsServer(options: { host: string; port: number; metrics: Metrics; worker: Pick<Worker, 'getState'> }): Promise<MetricsServer> {
+  const { metrics, worker } = options;
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (request.method !== 'GET') {
+      response.writeHead(405).end();
+    } else if (path === '/healthz') {
+      // healthy only while polling: a draining worker is taking no new work and should be replaced
+      const state = worker.getState();
+      response.writeHead(state === 'RUNNING' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ state }));
+    } else if (path === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+        (error: unknown) => response.writeHead(500).end(String(error)),
+      );
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host}:${port}`,
+    close: () => new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
+  };
+}
