@@ -14,8 +14,9 @@ import { workerFleet, workerRunning, type WorkerFleet } from './support/worker-f
 let h: Harness;
 let fleet: WorkerFleet;
 beforeAll(async () => {
-  // a dead worker's activity moves to a live one after 2 s instead of the production 10 s
-  h = await startHarness({ TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '2000', TREEWARDEN_FIRST_RUN_GRACE_MS: '1' }, { inProcessWorker: false });
+  // a dead worker's activity moves to a live one after 4 s instead of the production 10 s (shorter
+  // risks timing out live activities on a loaded 2-core machine)
+  h = await startHarness({ TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '4000', TREEWARDEN_FIRST_RUN_GRACE_MS: '1' }, { inProcessWorker: false });
   fleet = workerFleet(h);
   await Promise.all([fleet.start(), fleet.start()]);
 });
