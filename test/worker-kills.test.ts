@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
 import { ownedProcesses } from '../services/process-table';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { seededRandom } from './support/seeded-random';
 import { workerFleet, workerRunning, type WorkerFleet } from './support/worker-fleet';
 
 let h: Harness;
@@ -26,15 +27,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** mulberry32: fixed seed, so a failing trial can be replayed */
-function seededRandom(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
