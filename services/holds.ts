@@ -2,6 +2,7 @@
 import type { Actor } from '../domain/actor';
 import { ACTIONABLE_ISSUE_STATUSES, isInvokable, LIVE_RUN_STATUSES } from '../domain/statuses';
 import { logActivity } from './activity-log';
+import { FAN_OUT_CONCURRENCY, forEachConcurrently } from './concurrency';
 import type { Deps } from './deps';
 import { notifySubtreeChanged } from './notify';
 import { emptyReport, resumeIfOwed, type ResumeReport } from './resume';
@@ -70,9 +71,9 @@ export async function applyPause(deps: Deps, holdId: string) {
     );
   }
   const interrupted = await deps.db.treeHoldMember.findMany({ where: { holdId, interruptedRunId: { not: null } }, select: { interruptedRunId: true } });
-  for (const { interruptedRunId } of interrupted) {
+  await forEachConcurrently(interrupted, FAN_OUT_CONCURRENCY, async ({ interruptedRunId }) => {
     await requestStop(deps, interruptedRunId!, { kind: 'operator_hold', holdId, actor: { kind: 'system', companyId: hold.companyId } });
-  }
+  });
   await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_applied');
   return getHoldWithMembers(deps, holdId);
 }
@@ -124,10 +125,16 @@ async function resumeOwedWork(deps: Deps, hold: { id: string; rootIssueId: strin
     orderBy: [{ issueId: 'asc' }, { createdAt: 'desc' }],
     select: { id: true },
   });
-  for (const run of latestRuns) await resumeIfOwed(deps, run.id, report, hold.id);
+  // each resume is its own claim (a CAS on the interrupted run), so members can go in parallel
+  await forEachConcurrently(latestRuns, FAN_OUT_CONCURRENCY, (run) => resumeIfOwed(deps, run.id, report, hold.id));
   // wakes deferred while the hold was active, and resume wakes a crashed attempt claimed but never dispatched
   const deferred = await deps.db.wakeRequest.findMany({ where: { issueId: { in: memberIds }, status: 'queued' }, select: { id: true } });
-  for (const wake of deferred) await dispatchWake(deps, wake.id).catch((error: Error) => deps.log.warn({ err: error, wakeId: wake.id }, 'deferred wake dispatch failed'));
+  await forEachConcurrently(deferred, FAN_OUT_CONCURRENCY, (wake) =>
+    dispatchWake(deps, wake.id).then(
+      () => undefined,
+      (error: Error) => deps.log.warn({ err: error, wakeId: wake.id }, 'deferred wake dispatch failed'),
+    ),
+  );
   const claims = await deps.db.resumeClaim.findMany({ where: { holdId: hold.id } });
   const claimWakes = await deps.db.wakeRequest.findMany({ where: { id: { in: claims.map((c) => c.wakeRequestId) } } });
   report.resumed = claimWakes.filter((w) => w.runId).map((w) => ({ issueId: w.issueId, runId: w.runId! }));

@@ -10,7 +10,8 @@ import { eventually, seedCompany, startHarness, type Harness } from './support/h
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  // a long grace, so a stop that traps SIGTERM stays unwinding long enough to release during it
+  h = await startHarness({ TREEWARDEN_STOP_GRACE_MS: '20000' });
 });
 afterAll(async () => {
   await h?.close();
@@ -80,14 +81,14 @@ test('a run paused in preparation resumes exactly once; a second release is 409'
 });
 
 test('a release before the stop finished unwinding resumes once, after the run settles', async () => {
-  const { c, parent, child, preparing } = await family(slowFirstPrepare(2));
+  const { c, parent, child, preparing } = await family(slowFirstPrepare(15));
   const runId = await wakeRunning(c.token, child.id);
   await preparing();
   const hold = await pause(c.token, parent.id);
   const early = await release(c.token, parent.id, hold.id);
   expect(early.status).toBe(200);
   const atRelease = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
-  expect(atRelease.status).toBe("running");
+  expect(atRelease.status).toBe('running');
   expect(early.body.resumed).toHaveLength(0);
   await settled(runId);
   const [resumed] = await eventually('the late resume', async () => {
