@@ -50,3 +50,24 @@ export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]
     await Promise.all(servers.map((s) => new Promise<void>((r) => (s.listening ? s.close(() => r()) : r()))));
   }
 }
+
+/**
+ * `n` distinct ports in [min, max] that are free now (same race as {@link freePort}). For servers that cannot take
+ * the kernel's ephemeral ports, e.g. temporal-server stores membership ports in a smallint column (max 32767).
+ */
+export async function freePortsInRange(n: number, min: number, max: number, host = '127.0.0.1'): Promise<number[]> {
+  const ports = new Set<number>();
+  for (let tries = 0; ports.size < n; tries++) {
+    if (tries > 50 * n) throw new Error(`freePortsInRange: no ${n} free ports in ${min}-${max}`);
+    const port = min + Math.floor(Math.random() * (max - min + 1));
+    if (ports.has(port)) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.unref();
+      srv.once('error', () => resolve(false));
+      srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolve(true)));
+    });
+    if (free) ports.add(port);
+  }
+  return [...ports];
+}

@@ -93,7 +93,7 @@ export async function ensureTemporalCli(log: Log = defaultLog): Promise<string> 
 }
 
 /** Staging dirs / temp copies of installers that died hard (we hold the lock, so nobody else is using them). */
-function removeLeftovers(dir: string, log: Log): void {
+export function removeLeftovers(dir: string, log: Log): void {
   for (const entry of fs.readdirSync(dir)) {
     if (entry.startsWith('.staging-') || /^temporal(\.exe)?\.tmp-/.test(entry)) {
       log(`removing leftover ${path.join(dir, entry)} from an interrupted install`);
@@ -102,7 +102,7 @@ function removeLeftovers(dir: string, log: Log): void {
   }
 }
 
-function findOnPath(cmd: string): string | undefined {
+export function findOnPath(cmd: string): string | undefined {
   const exts = process.platform === 'win32' ? (process.env.PATHEXT ?? '.EXE').split(';') : [''];
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;
@@ -162,7 +162,7 @@ function lockIsStale(lockPath: string): { stale: boolean; holder?: LockInfo } {
   return { stale: false, holder };
 }
 
-async function withInstallLock<T>(lockPath: string, log: Log, fn: () => Promise<T>): Promise<T> {
+export async function withInstallLock<T>(lockPath: string, log: Log, fn: () => Promise<T>): Promise<T> {
   const me: LockInfo = { pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() };
   const waitStart = Date.now();
   let lastWaitLog = 0;
@@ -220,7 +220,7 @@ async function withInstallLock<T>(lockPath: string, log: Log, fn: () => Promise<
 // installers
 
 /** Kill `child` if this process exits first; returns the unregister function. */
-function killOnExit(child: ChildProcess): () => void {
+export function killOnExit(child: ChildProcess): () => void {
   const onExit = () => {
     try {
       child.kill('SIGKILL');
@@ -238,16 +238,42 @@ function formatElapsed(ms: number): string {
 }
 
 async function goInstall(go: string, dir: string, bin: string, log: Log): Promise<void> {
+  await goInstallBinaries({
+    go,
+    dir,
+    what: `temporal CLI ${TEMPORAL_CLI_VERSION}`,
+    packages: [`${CLI_PACKAGE}@v${TEMPORAL_CLI_VERSION}`],
+    ldflags: `-X ${CLI_MODULE}/temporalcli.Version=${TEMPORAL_CLI_VERSION}`,
+    outputs: { [path.basename(bin)]: bin },
+    log,
+  });
+}
+
+export interface GoInstallOptions {
+  /** the `go` binary */
+  go: string;
+  /** the cache dir: the staging GOBIN is created inside it, so the final renames are atomic */
+  dir: string;
+  /** for log lines, e.g. `temporal CLI 1.5.1` */
+  what: string;
+  /** `import/path@vX.Y.Z` arguments of one `go install` (pinned versions only) */
+  packages: string[];
+  ldflags?: string;
+  /** binary name as go names it (last path element) → where to move it */
+  outputs: Record<string, string>;
+  log: Log;
+}
+
+/**
+ * `CGO_ENABLED=0 go install -v [-ldflags …] <packages>` into a private staging GOBIN, with progress lines, then
+ * each built binary is moved to its target with an atomic rename. Call it under {@link withInstallLock}.
+ */
+export async function goInstallBinaries(opts: GoInstallOptions): Promise<void> {
+  const { go, dir, what, log } = opts;
   const staging = await fs.promises.mkdtemp(path.join(dir, '.staging-'));
   try {
-    const args = [
-      'install',
-      '-v',
-      '-ldflags',
-      `-X ${CLI_MODULE}/temporalcli.Version=${TEMPORAL_CLI_VERSION}`,
-      `${CLI_PACKAGE}@v${TEMPORAL_CLI_VERSION}`,
-    ];
-    log(`building temporal CLI ${TEMPORAL_CLI_VERSION} with ${go} (takes 5-10 min when the Go caches are cold)`);
+    const args = ['install', '-v', ...(opts.ldflags ? ['-ldflags', opts.ldflags] : []), ...opts.packages];
+    log(`building ${what} with ${go} (takes 5-10 min when the Go caches are cold)`);
     log(`CGO_ENABLED=0 GOBIN=${staging} go ${args.map((a) => (a.includes(' ') ? JSON.stringify(a) : a)).join(' ')}`);
     const started = Date.now();
     const child = spawn(go, args, {
@@ -281,11 +307,13 @@ async function goInstall(go: string, dir: string, bin: string, log: Log): Promis
     });
     if (code !== 0) {
       throw new Error(
-        `go install of temporal CLI v${TEMPORAL_CLI_VERSION} failed (exit ${code ?? 'signal'}) after ${formatElapsed(Date.now() - started)}:\n${tail.join('\n')}`,
+        `go install of ${what} failed (exit ${code ?? 'signal'}) after ${formatElapsed(Date.now() - started)}:\n${tail.join('\n')}`,
       );
     }
     log(`go install finished in ${formatElapsed(Date.now() - started)} (${packages} packages compiled)`);
-    await fs.promises.rename(path.join(staging, path.basename(bin)), bin);
+    for (const [built, target] of Object.entries(opts.outputs)) {
+      await fs.promises.rename(path.join(staging, built), target);
+    }
   } finally {
     await fs.promises.rm(staging, { recursive: true, force: true });
   }
@@ -327,7 +355,7 @@ async function sdkDownload(dir: string, bin: string, log: Log): Promise<void> {
   await fs.promises.rename(tmp, bin);
 }
 
-function lineReader(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
+export function lineReader(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
   if (!stream) return;
   let buf = '';
   stream.setEncoding('utf8');
@@ -390,6 +418,21 @@ while [ $i -lt 10 ] && kill -0 "$child" 2>/dev/null; do sleep 1; i=$((i+1)); don
 kill -KILL "$child" 2>/dev/null
 exit 0
 `;
+
+/**
+ * Starts the {@link WATCHDOG_SH} guard for `pid` (POSIX only): it kills `pid` if this process dies without stopping
+ * it. SIGKILL the returned process once `pid` has been stopped normally.
+ */
+export function spawnOrphanWatchdog(pid: number): ChildProcess | undefined {
+  if (process.platform === 'win32') return undefined;
+  const watchdog = spawn('sh', ['-c', WATCHDOG_SH, 'treewarden-temporal-watchdog', String(process.pid), String(pid)], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  watchdog.on('error', () => undefined); // no sh: the 'exit' hook still applies
+  watchdog.unref();
+  return watchdog;
+}
 
 /**
  * Spawns `temporal server start-dev` bound to 127.0.0.1 and resolves once it answers gRPC and knows the namespace.
@@ -456,15 +499,7 @@ async function startDevServerOnce(
     hasExited = true;
   });
   const unregister = killOnExit(child);
-  let watchdog: ChildProcess | undefined;
-  if (pid !== undefined && process.platform !== 'win32') {
-    watchdog = spawn('sh', ['-c', WATCHDOG_SH, 'treewarden-temporal-watchdog', String(process.pid), String(pid)], {
-      detached: true,
-      stdio: 'ignore',
-    });
-    watchdog.on('error', () => undefined); // no sh: the 'exit' hook still applies
-    watchdog.unref();
-  }
+  const watchdog = pid === undefined ? undefined : spawnOrphanWatchdog(pid);
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>

@@ -84,3 +84,20 @@ export async function runFails(h: Harness, c: Company) {
   if (run.status !== 'failed') throw new Error(`expected a failed run, got ${run.status}`);
   return { runWorkflowId: workflowId.agentRun(runId) };
 }
+
+/** A running agent starts a monitor; an operator stops the run; the monitor stops with its owner. */
+export async function monitorStopsWithOwner(h: Harness, c: Company) {
+  const agent = await c.agent({ type: 'process', command: 'sleep', args: ['30'] });
+  const issue = await c.issue({ title: 'long task with a watcher', assigneeAgentId: agent.id, status: 'todo' });
+  const runId = await wake(h, c, issue.id);
+  await eventually('run process started', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).processGroupId !== null);
+  const job = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'monitor', command: 'sleep', args: ['300'] });
+  if (job.status !== 201) throw new Error(`monitor: ${JSON.stringify(job.body)}`);
+  const jobId = job.body.id as string;
+  await eventually('monitor process started', async () => (await h.services.db.job.findUniqueOrThrow({ where: { id: jobId } })).processGroupId !== null);
+  const stop = await h.request('POST', `/api/work/${runId}/stop`, c.token);
+  if (stop.status !== 200) throw new Error(`stop: ${JSON.stringify(stop.body)}`);
+  await settledRun(h, runId);
+  await h.services.client.workflow.getHandle(workflowId.backgroundJob(jobId)).result();
+  return { runWorkflowId: workflowId.agentRun(runId), jobWorkflowId: workflowId.backgroundJob(jobId) };
+}
