@@ -195,7 +195,7 @@ export interface WorkInspection {
   verdict: Verdict;
   action: string;
   processTree: { visible: boolean; processes: ProcessView[] };
-  run?: Run & { failureState: string | null; silentState: string | null; stopResult: unknown; workdir: string | null; host: string | null };
+  run?: Run & { workdir: string | null; host: string | null };
   job?: BackgroundJob;
   jobs?: (BackgroundJob & { processTree: { visible: boolean; processes: ProcessView[] }; verdict?: Verdict })[];
   workspace?: { path: string | null; tombstone: { path: string; matches: boolean }; writerLock: { path: string; holders: number[] } };
@@ -247,6 +247,11 @@ export interface Run {
   error: string | null;
   stopKind: 'operator_hold' | 'operator_stop' | 'worker_lost' | null;
   stoppedByHoldId: string | null;
+  /** the verified stop: `stop-partial` attempts list their survivors */
+  stopResult: { verdict: 'terminal-clean' | 'stop-partial'; attempts: StopAttempt[]; verifiedAt: string } | null;
+  failureState: 'uninspected' | 'inspected' | 'superseded' | 'acknowledged' | null;
+  silentState: 'ok' | 'suspicious' | 'critical' | null;
+  supersededByRunId: string | null;
   createdAt: Timestamp;
 }
 

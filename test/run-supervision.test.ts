@@ -132,6 +132,8 @@ describe('verified stops', () => {
     const partial = (await findings(runId)).filter((f) => f.verdict === 'stop-partial');
     expect(partial).toHaveLength(1);
     expect((await settled(runId)).status).toBe('cancelled');
+    const run = await h.request('GET', `/api/runs/${runId}`, c.token);
+    expect(run.body.stopResult.attempts.map((a: { verdict: string }) => a.verdict)).toEqual(['stop-partial', 'terminal-clean']);
   });
 
   test('a double-forked grandchild ignoring SIGTERM is found and killed too', async () => {

@@ -21,9 +21,12 @@ const presentAgent = (a: { id: string; companyId: string; name: string; status: 
 export const presentRun = (r: {
   id: string; companyId: string; issueId: string; agentId: string; status: string; wakeReason: string; context: unknown;
   startedAt: Date | null; finishedAt: Date | null; exitCode: number | null; error: string | null; stopKind: string | null; stoppedByHoldId: string | null; createdAt: Date;
+  stopResult: unknown; failureState: string | null; silentState: string | null; supersededByRunId: string | null;
 }) => ({
   id: r.id, companyId: r.companyId, issueId: r.issueId, agentId: r.agentId, status: r.status, wakeReason: r.wakeReason, context: r.context,
   startedAt: r.startedAt, finishedAt: r.finishedAt, exitCode: r.exitCode, error: r.error, stopKind: r.stopKind, stoppedByHoldId: r.stoppedByHoldId, createdAt: r.createdAt,
+  // supervision: the verified stop (stop-partial attempts included), the failure's reconciliation, silence
+  stopResult: r.stopResult, failureState: r.failureState, silentState: r.silentState, supersededByRunId: r.supersededByRunId,
 });
 
 export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
