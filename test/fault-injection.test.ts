@@ -4,8 +4,7 @@
  * while real worker processes run. After each fault the invariants hold: one wake per
  * fingerprint, every owed resume exactly once, no stop reported clean while a process lives.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client as PgClient } from 'pg';
 import { workflowId } from '../domain/ids';
@@ -15,6 +14,7 @@ import { ownedProcesses } from '../services/process-table';
 import { subtreeChangedSignal } from '../workflows/definitions';
 import { TMP_DIR } from './setup/stack';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
 import { workerFleet, type WorkerFleet } from './support/worker-fleet';
 
@@ -79,30 +79,10 @@ async function noCleanStopWithLiveProcess(companyId: string) {
   }
 }
 
-/** A paused family of `n` tasks whose runs were interrupted in preparation. */
-async function pausedFamily(c: Awaited<ReturnType<typeof seedCompany>>, n: number) {
-  const parent = await c.issue({ title: 'paused' });
-  const markers: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const marker = `/tmp/tw-fault-${randomBytes(6).toString('hex')}`;
-    markers.push(marker);
-    const agent = await c.agent({ type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] } });
-    const child = await c.issue({ title: `task ${i}`, parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
-    expect((await h.request('POST', `/api/issues/${child.id}/wake`, c.token, {})).status).toBe(202);
-  }
-  await eventually('prepare steps running', async () => markers.every((m) => existsSync(m)), 60_000);
-  const paused = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
-  expect(paused.status).toBe(201);
-  const interrupted: string[] = paused.body.members.flatMap((m: { interruptedRunId: string | null }) => (m.interruptedRunId ? [m.interruptedRunId] : []));
-  expect(interrupted).toHaveLength(n);
-  await eventually('stops verified', async () => (await h.services.db.run.count({ where: { id: { in: interrupted }, status: 'cancelled' } })) === n, 60_000);
-  return { parent, holdId: paused.body.id as string, interrupted };
-}
-
 test('the Temporal server restarts on its SQLite file: watchdogs and holds carry on, nothing twice', async () => {
   const c = await seedCompany(h);
   const { leaf, watchdogId } = await watchedStoppedTree(c);
-  const family = await pausedFamily(c, 3);
+  const family = await pausedFamily(h, c, 3);
 
   const port = Number(server.address.split(':')[1]);
   await server.stop();
@@ -124,7 +104,7 @@ test('PostgreSQL drops every connection at random moments: no worker dies, every
   const random = seededRandom(11);
   const c = await seedCompany(h);
   const { leaf, watchdogId } = await watchedStoppedTree(c);
-  const family = await pausedFamily(c, 2);
+  const family = await pausedFamily(h, c, 2);
   const admin = new PgClient({ connectionString: h.env.DATABASE_URL });
   admin.on('error', () => undefined); // its own backend is spared; a network error must not crash the test
   await admin.connect();

@@ -4,11 +4,10 @@
  * once, a restarted worker brings back every active watchdog's workflow, and a run whose worker
  * died is reconciled with nothing of it left running.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
 import { ownedProcesses } from '../services/process-table';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
 import { workerFleet, workerRunning, type WorkerFleet } from './support/worker-fleet';
 
@@ -89,31 +88,14 @@ test('a worker killed at random points of a release fan-out: every owed resume e
   const c = await seedCompany(h);
   let landed = 0;
   for (let trial = 0; trial < 20; trial++) {
-    const parent = await c.issue({ title: `paused tree ${trial}` });
-    const children: { child: { id: string }; marker: string }[] = [];
-    for (let i = 0; i < 4; i++) {
-      // the prepare step blocks only on the first run, so each resumed run passes straight through
-      const marker = `/tmp/tw-kill-${randomBytes(6).toString('hex')}`;
-      const agent = await c.agent({ type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] } });
-      const child = await c.issue({ title: `child ${i}`, parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
-      expect((await h.request('POST', `/api/issues/${child.id}/wake`, c.token, {})).status).toBe(202);
-      children.push({ child, marker });
-    }
-    await eventually('every prepare step running', async () => children.every(({ marker }) => existsSync(marker)));
-    const paused = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
-    expect(paused.status).toBe(201);
-    const interrupted: string[] = paused.body.members.flatMap((m: { interruptedRunId: string | null }) => (m.interruptedRunId ? [m.interruptedRunId] : []));
-    expect(interrupted).toHaveLength(4);
-    // every stop has unwound, so all four resumes are the release's own fan-out (late settlement is tested elsewhere)
-    await eventually('interrupted runs settled', async () => (await h.services.db.run.count({ where: { id: { in: interrupted }, status: 'cancelled' } })) === 4, 60_000);
+    const { parent, holdId, interrupted, childIds } = await pausedFamily(h, c, 4);
 
     let answered = false;
-    const releasing = h.request('POST', `/api/issues/${parent.id}/tree-holds/${paused.body.id}/release`, c.token, {}).finally(() => (answered = true));
-    if (await killMidActivity(workflowId.treeHold(paused.body.id), 'releaseHold', Math.floor(random() * 150), () => answered)) landed++;
+    const releasing = h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {}).finally(() => (answered = true));
+    if (await killMidActivity(workflowId.treeHold(holdId), 'releaseHold', Math.floor(random() * 150), () => answered)) landed++;
     const released = await releasing;
     expect(released.status).toBe(200);
 
-    const childIds = children.map(({ child }) => child.id);
     const resumed = await h.services.db.run.findMany({ where: { issueId: { in: childIds }, wakeReason: 'issue_tree_resumed' } });
     expect(resumed.map((r) => r.issueId).sort()).toEqual([...childIds].sort());
     expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: { in: interrupted } } })).toBe(4);
