@@ -18,6 +18,7 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
     env: { ...process.env, TREEWARDEN_JOB_ID: job.id, TREEWARDEN_OWNER_RUN_ID: job.ownerRunId },
     ownerToken: job.ownerToken,
     outputFile: files.output,
+    stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
     onSpawn: (pgid) => deps.db.job.update({ where: { id: jobId }, data: { processGroupId: pgid } }).then(() => undefined),
   });
 }

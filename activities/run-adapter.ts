@@ -39,6 +39,7 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       ownerToken,
       outputFile: files.output,
       tick,
+      stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
       onSpawn: (pgid) => deps.db.run.update({ where: { id: runId }, data: { processGroupId: pgid } }).then(() => undefined),
     });
 

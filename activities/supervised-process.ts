@@ -2,7 +2,7 @@
  * One supervised command: its own process group, the owner token in its environment, output to
  * a file, a heartbeat while it lives, and a verified stop (seed 003, fixes 1 and 10).
  */
-import { Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { OWNER_TOKEN_ENV, ownedProcesses, signalAll, writersAlive, type ProcessInfo } from '../services/process-table';
@@ -25,14 +25,19 @@ export interface SupervisedCommand {
   outputFile: string;
   /** records the group before the wait, so a stop can always find it */
   onSpawn(pgid: number): Promise<void>;
+  /** SIGTERM → SIGKILL escalation when the worker's shutdown grace period ends before the command */
+  stopGraceMs: number;
   /** called about every `everyMs` while the command runs (lease renewal, silence checks) */
   tick?: { everyMs: number; run(): Promise<void> };
 }
 
 /**
  * Runs the command and resolves with its exit code. On cancellation the group and every process
- * carrying the owner token get SIGTERM and the cancellation is rethrown: the verified stop
- * (`verifiedStop`) then escalates and checks that nothing survived.
+ * carrying the owner token get SIGTERM and the cancellation is rethrown once the command has
+ * exited: the verified stop (`verifiedStop`) then escalates and checks that nothing survived.
+ * When the cancellation is the end of the worker's shutdown grace period, whatever still runs
+ * `stopGraceMs` later gets SIGKILL: a command that ignores SIGTERM must not hold the drain open
+ * forever, and this worker's host may be the only one that can see the command's processes.
  */
 export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   const ctx = Context.current();
@@ -56,8 +61,19 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
         cmd.tick!.run().catch(() => undefined).finally(() => (ticking = false));
       }, cmd.tick.everyMs)
     : undefined;
+  let killAfterGrace: NodeJS.Timeout | undefined;
   const onCancel = () => {
-    if (child.pid) signalAll(ownedProcesses({ ownerToken: cmd.ownerToken, processGroupId: child.pid }), [child.pid], 'SIGTERM');
+    const pgid = child.pid;
+    if (!pgid) return;
+    const owned = () => ownedProcesses({ ownerToken: cmd.ownerToken, processGroupId: pgid });
+    signalAll(owned(), [pgid], 'SIGTERM');
+    const reason: unknown = ctx.cancellationSignal.reason;
+    if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
+      killAfterGrace = setTimeout(() => {
+        ctx.log.warn('the worker is shutting down and the command outlived SIGTERM by the stop grace period: killing it', { pgid, survivors: owned().length });
+        signalAll(owned(), [pgid], 'SIGKILL');
+      }, cmd.stopGraceMs);
+    }
   };
   ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
   try {
@@ -68,6 +84,7 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   } finally {
     clearInterval(beat);
     clearInterval(tick);
+    clearTimeout(killAfterGrace);
     ctx.cancellationSignal.removeEventListener('abort', onCancel);
   }
 }

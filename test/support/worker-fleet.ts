@@ -1,6 +1,6 @@
 /**
  * Real worker processes (workers/main.ts, as deployed) against a harness's stack, so tests can
- * `kill -9` one in the middle of an activity and start a replacement.
+ * `kill -9` one in the middle of an activity (or SIGTERM it, to drain) and start a replacement.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -15,14 +15,20 @@ export interface WorkerProcess {
   pid: number;
   /** Temporal's default worker identity, as reported in pending activities */
   identity: string;
-  exited: Promise<void>;
+  /** its metrics server's /healthz */
+  healthz: string;
+  /** resolves with the exit code (null when a signal ended the process) */
+  exited: Promise<number | null>;
 }
 
 export interface WorkerFleet {
   workers: WorkerProcess[];
-  start(): Promise<WorkerProcess>;
+  /** `env` overrides the harness's environment for this process (e.g. TREEWARDEN_SHUTDOWN_GRACE_MS) */
+  start(env?: Record<string, string>): Promise<WorkerProcess>;
   /** SIGKILL: no drain, no cleanup, exactly like a crashed host */
   kill(worker: WorkerProcess): Promise<void>;
+  /** SIGTERM by default, as a deploy or scale-down sends it; resolves with the exit code */
+  stop(worker: WorkerProcess, signal?: NodeJS.Signals): Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -44,23 +50,25 @@ export function workerFleet(h: Harness): WorkerFleet {
     get workers() {
       return [...running.values()].map((r) => r.worker);
     },
-    async start() {
+    async start(env = {}) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
         cwd: REPO_ROOT,
-        env: { ...process.env, ...h.env, TREEWARDEN_WORKFLOW_BUNDLE: await bundlePath(), LOG_LEVEL: 'info' },
+        env: { ...process.env, ...h.env, TREEWARDEN_WORKFLOW_BUNDLE: await bundlePath(), LOG_LEVEL: 'info', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const stderr: string[] = [];
       child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      let healthz = '';
       const ready = new Promise<void>((resolve, reject) => {
         createInterface({ input: child.stdout! }).on('line', (line) => {
+          if (line.includes('"msg":"metrics server listening"')) healthz = (JSON.parse(line) as { healthz: string }).healthz;
           if (line.includes('"msg":"worker started"')) resolve();
         });
         void exited.then(() => reject(new Error(`worker process exited before it was ready: ${stderr.join('').slice(-2000)}`)));
       });
       await ready;
-      const worker = { pid: child.pid!, identity: `${child.pid}@${hostname()}`, exited };
+      const worker = { pid: child.pid!, identity: `${child.pid}@${hostname()}`, healthz, exited };
       running.set(worker.pid, { child, worker });
       void exited.then(() => running.delete(worker.pid));
       return worker;
@@ -68,6 +76,10 @@ export function workerFleet(h: Harness): WorkerFleet {
     async kill(worker) {
       process.kill(worker.pid, 'SIGKILL');
       await worker.exited;
+    },
+    async stop(worker, signal = 'SIGTERM') {
+      process.kill(worker.pid, signal);
+      return worker.exited;
     },
     async close() {
       for (const { child, worker } of running.values()) {
