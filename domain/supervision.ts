@@ -75,9 +75,18 @@ export function needsAttention(verdict: Verdict): boolean {
   }
 }
 
-/** Stable hash of a finding's material content: the same finding hashes the same. */
+/**
+ * Stable hash of a finding's material content: the same finding hashes the same, whatever its key
+ * order, and findings that differ anywhere (also inside nested objects) hash differently. Keys are
+ * sorted at every level (a replacer *array* would whitelist the top-level keys at every level and
+ * silently drop nested ones); for flat details the text is what it always was, so stored hashes hold.
+ */
 export function findingHash(verdict: Verdict, details: Record<string, unknown>): string {
-  const canonical = JSON.stringify(details, Object.keys(details).sort());
+  const canonical = JSON.stringify(details, (_key, value: unknown) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value,
+  );
   return createHash('sha256').update(`${verdict}\n${canonical}`).digest('hex');
 }
 
