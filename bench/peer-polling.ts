@@ -16,7 +16,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type pg from 'pg';
 import { classifySubtree } from '../domain/watchdog';
 import { PrismaClient } from '../generated/prisma/client';
-import { loadSubtree } from '../services/watchdogs';
+import { loadSubtree } from '../services/subtree-snapshot';
 import type { Harness } from '../test/support/harness';
 import { PRODUCTION_TICK_MS } from './idle-cost';
 import { applyChange, databaseUrlOf, ms, paced, quiescence, row, statementCount, taggedPool, type ResultRow, type SmallWatchedTree } from './support';

@@ -115,27 +115,30 @@ async function main(): Promise<void> {
     results.push(...rows);
     for (const r of rows) log(`  ${r.scenario} | ${r.metric}: ${format(r.figure.median)} ${r.unit} (${format(r.figure.min)}–${format(r.figure.max)})`);
   };
+  // BENCH_SCENARIOS=1,5 runs a subset while profiling one cost; the report and BENCHMARKS.md come from full runs
+  const selected = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5,6,7').split(',').map((s) => s.trim()));
+  const wanted = (n: number) => selected.has(String(n));
   try {
     log(`stack up (${elapsed()}); scenario 3 first: its per-tick cost feeds scenario 7`);
-    const idle = await withWorld({ TREEWARDEN_WATCHDOG_TICK_MS: String(IDLE_TICK_MS) }, async (world) => idleCost(world.h, await idleWatchdogs(world, false)));
-    record(idle.rows);
+    const idle = wanted(3) || wanted(7) ? await withWorld({ TREEWARDEN_WATCHDOG_TICK_MS: String(IDLE_TICK_MS) }, async (world) => idleCost(world.h, await idleWatchdogs(world, false))) : undefined;
+    if (idle && wanted(3)) record(idle.rows);
     // The event-driven scenarios run with the safety tick out of their way (an hour, longer than the
     // bench): scenario 3 measures the tick on its own, and scenario 7 adds it at its production rate.
     await withWorld({ TREEWARDEN_WATCHDOG_TICK_MS: String(EVENT_WORLD_TICK_MS) }, async (world) => {
       const { h, pool, companyId, agentId } = world;
-      const trees = await idleWatchdogs(world, true);
-      log(`scenario 7 (${elapsed()})`);
-      record(await peerPolling(h, pool, trees, idle.statementsPerTick));
-      log(`scenario 2 (${elapsed()})`);
-      record(await changeToWake(h, pool, trees));
-      log(`scenario 1 (${elapsed()})`);
-      record(await evaluationCost(h, pool));
-      log(`scenario 4 (${elapsed()})`);
-      record(await burst(h, pool, companyId, agentId));
-      log(`scenario 5 (${elapsed()})`);
-      record(await releaseFanout(h, pool, companyId, agentId));
-      log(`scenario 6 (${elapsed()})`);
-      record(await workerMemory(h, pool, companyId, agentId, trees.length + 1)); // + the burst root's watchdog (scenario 1 starts no workflow)
+      const trees = wanted(7) || wanted(2) || wanted(6) ? await idleWatchdogs(world, true) : [];
+      const scenario = async (n: number, run: () => Promise<ResultRow[]>) => {
+        if (!wanted(n)) return;
+        log(`scenario ${n} (${elapsed()})`);
+        record(await run());
+      };
+      await scenario(7, () => peerPolling(h, pool, trees, idle!.statementsPerTick));
+      await scenario(2, () => changeToWake(h, pool, trees));
+      await scenario(1, () => evaluationCost(h, pool));
+      await scenario(4, () => burst(h, pool, companyId, agentId));
+      await scenario(5, () => releaseFanout(h, pool, companyId, agentId));
+      // + the burst root's watchdog, when scenario 4 ran (scenario 1 starts no workflow)
+      await scenario(6, () => workerMemory(h, pool, companyId, agentId, trees.length + (wanted(4) ? 1 : 0)));
     });
   } finally {
     process.removeListener('SIGINT', stop);

@@ -6,6 +6,7 @@ import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-at
 import type { HoldReleaseOutcome } from '../activities';
 import type { taskWatchdogWorkflow, treeHoldWorkflow } from '../workflows';
 import { awaitPauseAppliedUpdate, releaseHoldUpdate, subtreeChangedSignal, watchdogRemovedSignal } from '../workflows/definitions';
+import { coalescePerKey } from './coalesce';
 import type { Orchestrator } from './orchestrator';
 
 const attributes = (kind: string, companyId: string, issueId: string, state: string) => [
@@ -39,6 +40,23 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       })
       .catch(ignore(WorkflowExecutionAlreadyStartedError));
   };
+  // A change signal only says "evaluate again": while one is in flight, a burst of changes under
+  // one watchdog shares a single follow-up signal (1,000 API writes, a handful of history events).
+  const subtreeChanged = coalescePerKey<Parameters<Orchestrator['subtreeChanged']>>(
+    async (watchdog, reason) => {
+      await client.workflow.signalWithStart<typeof taskWatchdogWorkflow, [{ watchdogId: string; reason: string }]>('taskWatchdogWorkflow', {
+        workflowId: workflowId.taskWatchdog(watchdog.issueId),
+        taskQueue,
+        args: [{ watchdogId: watchdog.watchdogId, issueId: watchdog.issueId, tickMs: config.TREEWARDEN_WATCHDOG_TICK_MS, debounceMs: config.TREEWARDEN_WATCHDOG_DEBOUNCE_MS, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
+        signal: subtreeChangedSignal,
+        signalArgs: [{ watchdogId: watchdog.watchdogId, reason }],
+        typedSearchAttributes: attributes('task_watchdog', watchdog.companyId, watchdog.issueId, 'starting'),
+        memo: { issueTitle: watchdog.title },
+        staticSummary: `Task watchdog for "${watchdog.title}"`,
+      });
+    },
+    (watchdog) => `${watchdog.issueId}:${watchdog.watchdogId}`,
+  );
   return {
     async startRun(run) {
       await startOnce('agentRunWorkflow', workflowId.agentRun(run.runId), { runId: run.runId }, { kind: 'agent_run', state: 'queued', summary: `Agent run for "${run.title}"`, ...run });
@@ -52,18 +70,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
     async cancelRun(runId) {
       await client.workflow.getHandle(workflowId.agentRun(runId)).cancel().catch(ignore(WorkflowNotFoundError));
     },
-    async subtreeChanged(watchdog, reason) {
-      await client.workflow.signalWithStart<typeof taskWatchdogWorkflow, [{ watchdogId: string; reason: string }]>('taskWatchdogWorkflow', {
-        workflowId: workflowId.taskWatchdog(watchdog.issueId),
-        taskQueue,
-        args: [{ watchdogId: watchdog.watchdogId, issueId: watchdog.issueId, tickMs: config.TREEWARDEN_WATCHDOG_TICK_MS, debounceMs: config.TREEWARDEN_WATCHDOG_DEBOUNCE_MS, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
-        signal: subtreeChangedSignal,
-        signalArgs: [{ watchdogId: watchdog.watchdogId, reason }],
-        typedSearchAttributes: attributes('task_watchdog', watchdog.companyId, watchdog.issueId, 'starting'),
-        memo: { issueTitle: watchdog.title },
-        staticSummary: `Task watchdog for "${watchdog.title}"`,
-      });
-    },
+    subtreeChanged,
     async watchdogRemoved(issueId, watchdogId) {
       await client.workflow.getHandle(workflowId.taskWatchdog(issueId)).signal(watchdogRemovedSignal, { watchdogId }).catch(ignore(WorkflowNotFoundError));
     },

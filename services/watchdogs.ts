@@ -1,5 +1,5 @@
 /** Task watchdog configuration and evaluation (the evaluation runs as an activity). */
-import type { Db, Tx } from '../db/prisma';
+import type { Tx } from '../db/prisma';
 import { isUniqueViolation } from '../db/prisma';
 import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
@@ -14,9 +14,9 @@ import {
   WATCHDOG_DENIED_OPERATIONS,
   type Classification,
   type EvaluationSummary,
-  type SubtreeNode,
 } from '../domain/watchdog';
 import { logActivity } from './activity-log';
+import { loadEvaluationInput } from './subtree-snapshot';
 import type { Deps } from './deps';
 import { createWake, dispatchWake } from './wakes';
 
@@ -86,44 +86,19 @@ export async function removeWatchdog(deps: Deps, issue: { id: string; companyId:
   });
 }
 
-/** One row per included issue, walking to depth MAX+1 so "incomplete" can be proven. */
-export async function loadSubtree(db: Db, watchedIssueId: string): Promise<SubtreeNode[]> {
-  const rows = await db.$queryRaw<
-    (Omit<SubtreeNode, 'blockerIds' | 'pendingInteractionIds'> & { blockerIds: string[] | null; pendingInteractionIds: string[] | null })[]
-  >`
-    WITH RECURSIVE t AS (
-      SELECT id, "parentId", status, "assigneeAgentId", "createdAt", 1 AS depth FROM "Issue" WHERE id = ${watchedIssueId}::uuid
-      UNION ALL
-      SELECT i.id, i."parentId", i.status, i."assigneeAgentId", i."createdAt", t.depth + 1
-      FROM "Issue" i JOIN t ON i."parentId" = t.id
-      WHERE i."originKind" <> ${TASK_WATCHDOG_ORIGIN} AND t.depth <= ${MAX_WATCHDOG_DEPTH}
-    )
-    SELECT t.id::text, t."parentId"::text, t.depth, t.status::text, t."assigneeAgentId"::text, t."createdAt",
-      EXISTS (SELECT 1 FROM "Run" r WHERE r."issueId" = t.id AND r.status IN ('queued', 'running', 'scheduled_retry')) AS "hasLiveRun",
-      EXISTS (SELECT 1 FROM "WakeRequest" w WHERE w."issueId" = t.id AND w.status = 'queued') AS "hasQueuedWake",
-      EXISTS (SELECT 1 FROM "Run" r WHERE r."issueId" = t.id) AS "hasAnyRun",
-      (SELECT array_agg(b."blockerIssueId"::text) FROM "IssueBlocker" b WHERE b."issueId" = t.id) AS "blockerIds",
-      (SELECT array_agg(x.id::text) FROM "Interaction" x WHERE x."issueId" = t.id AND x.status = 'pending') AS "pendingInteractionIds"
-    FROM t`;
-  return rows.map((r) => ({ ...r, blockerIds: r.blockerIds ?? [], pendingInteractionIds: r.pendingInteractionIds ?? [] }));
-}
-
 /**
  * Evaluates one watchdog and, for a new stop, ensures one review task and one wake. Safe to
  * repeat: the review task is reused and the wake carries the key task_watchdog:<id>:<fingerprint>.
  */
 export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<EvaluationSummary> {
-  const watchdog = await deps.db.watchdog.findUniqueOrThrow({ where: { id: watchdogId } });
+  const { watchdog, review, nodes } = await loadEvaluationInput(deps.db, watchdogId);
   const evaluatedAt = new Date();
-  const base = { watchdogId, includedCount: 0, stoppedLeafCount: 0, liveIssueIds: [], incompleteIssueIds: [], woke: false, reviewIssueId: watchdog.reviewIssueId, evaluatedAt: evaluatedAt.toISOString() };
-  if (watchdog.status !== 'active') {
-    return { ...base, state: 'removed', fingerprint: null, lastReviewedFingerprint: watchdog.lastReviewedFingerprint };
+  const base = { watchdogId, includedCount: 0, stoppedLeafCount: 0, liveIssueIds: [], incompleteIssueIds: [], woke: false, reviewIssueId: watchdog?.reviewIssueId ?? null, evaluatedAt: evaluatedAt.toISOString() };
+  // a row deleted with its issue or company is as removed as a disabled one
+  if (watchdog?.status !== 'active') {
+    return { ...base, state: 'removed', fingerprint: null, lastReviewedFingerprint: watchdog?.lastReviewedFingerprint ?? null };
   }
   let lastReviewed = watchdog.lastReviewedFingerprint;
-  // The review task matters only while a review is pending: read it then, not on every evaluation
-  // (an include costs a statement even when the key is null; bench scenario 2).
-  const review =
-    watchdog.reviewIssueId && watchdog.pendingReviewFingerprint ? await deps.db.issue.findUnique({ where: { id: watchdog.reviewIssueId } }) : null;
   if (review && watchdog.pendingReviewFingerprint && isReviewDisposition(review.status, review.assigneeAgentId, watchdog.agentId)) {
     lastReviewed = watchdog.pendingReviewFingerprint;
     await deps.db.$transaction(async (tx) => {
@@ -138,7 +113,6 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
       });
     });
   }
-  const nodes = await loadSubtree(deps.db, watchdog.issueId);
   const result = classifySubtree(nodes, { agentId: watchdog.agentId, instructions: watchdog.instructions }, evaluatedAt, deps.config.TREEWARDEN_FIRST_RUN_GRACE_MS);
   const summary = (state: EvaluationSummary['state'], woke = false, reviewIssueId = watchdog.reviewIssueId): EvaluationSummary => ({
     ...base,

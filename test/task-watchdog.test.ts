@@ -233,6 +233,21 @@ describe('evaluation', () => {
     await eventually('a wake for the mid-burst change', async () => (await watchdogWakes(watchdog.id)).length === 2);
   });
 
+  test('concurrent API writes under one watchdog share their change signals, and the material one among them still wakes', async () => {
+    const { c, watcher, root, leaf } = await watchedTree();
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    await eventually('first wake', async () => (await watchdogWakes(watchdog.id)).length === 1);
+    const before = await watchdogState(root.id);
+    const writes = Array.from({ length: 40 }, (_, i) => h.request('PATCH', `/api/issues/${root.id}`, c.token, { title: `ship feature (${i})` }));
+    writes.splice(20, 0, h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' }));
+    expect((await Promise.all(writes)).map((r) => r.status)).toEqual(writes.map(() => 200));
+    await eventually('a wake for the new stop', async () => (await watchdogWakes(watchdog.id)).length === 2);
+    // every write was answered after a signal that started after it: at least one arrived, never more than one per write
+    const after = await watchdogState(root.id);
+    expect(after.changesReceived - before.changesReceived).toBeGreaterThanOrEqual(1);
+    expect(after.changesReceived - before.changesReceived).toBeLessThanOrEqual(writes.length);
+  });
+
   test('a burst of 1,000 change signals is coalesced into a handful of evaluations', async () => {
     const { c, watcher, root } = await watchedTree();
     const watchdog = await putWatchdog(c, root.id, watcher.id);
