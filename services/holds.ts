@@ -5,7 +5,7 @@ import { logActivity } from './activity-log';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from './concurrency';
 import type { Deps } from './deps';
 import { notifySubtreeChanged } from './notify';
-import { emptyReport, resumeIfOwed, type ResumeReport } from './resume';
+import { emptyReport, resumeEachIfOwed, type ResumeReport } from './resume';
 import { requestStop } from './runs';
 import { lockCompanyScheduling, subtree } from './tree';
 import { dispatchWake, wakeAndDispatch } from './wakes';
@@ -125,8 +125,7 @@ async function resumeOwedWork(deps: Deps, hold: { id: string; rootIssueId: strin
     orderBy: [{ issueId: 'asc' }, { createdAt: 'desc' }],
     select: { id: true },
   });
-  // each resume is its own claim (a CAS on the interrupted run), so members can go in parallel
-  await forEachConcurrently(latestRuns, FAN_OUT_CONCURRENCY, (run) => resumeIfOwed(deps, run.id, report, hold.id));
+  await resumeEachIfOwed(deps, latestRuns.map((run) => run.id), report, hold.id);
   // wakes deferred while the hold was active, and resume wakes a crashed attempt claimed but never dispatched
   const deferred = await deps.db.wakeRequest.findMany({ where: { issueId: { in: memberIds }, status: 'queued' }, select: { id: true } });
   await forEachConcurrently(deferred, FAN_OUT_CONCURRENCY, (wake) =>
