@@ -2,31 +2,33 @@
 import { z } from 'zod';
 
 const duration = z.coerce.number().int().positive();
+// an empty variable is a mistake, not port 0 (which asks for a free port)
+const port = z.string().regex(/^\d+$/, 'must be a port number, 0 for a free one').transform(Number).pipe(z.number().int().max(65535));
 
 const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TREEWARDEN_TASK_QUEUE: z.string().min(1).default('treewarden'),
-  TREEWARDEN_API_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  TREEWARDEN_API_PORT: port.default(8787),
   TREEWARDEN_API_HOST: z.string().default('127.0.0.1'),
   TREEWARDEN_API_URL: z.url().optional(),
   TREEWARDEN_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   TREEWARDEN_DATA_DIR: z.string().default('.data'),
   /** each worker serves /healthz and /metrics here; 0 = a free port (logged), for several workers on one host */
-  TREEWARDEN_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  TREEWARDEN_WORKER_METRICS_PORT: port.default(9464),
   TREEWARDEN_WORKER_METRICS_HOST: z.string().default('127.0.0.1'),
   TREEWARDEN_WATCHDOG_TICK_MS: duration.default(600_000),
   TREEWARDEN_WATCHDOG_DEBOUNCE_MS: duration.default(500),
   TREEWARDEN_FIRST_RUN_GRACE_MS: duration.default(15_000),
   TREEWARDEN_STOP_GRACE_MS: duration.default(5_000),
   TREEWARDEN_SHUTDOWN_GRACE_MS: duration.default(30_000),
-  /** how soon an activity of a dead worker is retried elsewhere; activities heartbeat at a quarter of it */
   /** how often a running run renews its lease and is checked for silence */
   TREEWARDEN_SUPERVISE_EVERY_MS: duration.default(15_000),
   TREEWARDEN_SILENT_SUSPICIOUS_MS: duration.default(5 * 60_000),
   TREEWARDEN_SILENT_CRITICAL_MS: duration.default(15 * 60_000),
   TREEWARDEN_SILENT_CONTINUE_REARM_MS: duration.default(30 * 60_000),
+  /** how soon an activity of a dead worker is retried elsewhere; activities heartbeat at a quarter of it */
   TREEWARDEN_HEARTBEAT_TIMEOUT_MS: duration.default(10_000),
   /** a pre-built workflow bundle (npm run build:workflows); without it the worker bundles at start */
   TREEWARDEN_WORKFLOW_BUNDLE: z.string().min(1).optional(),

@@ -147,6 +147,8 @@ test.each([
   expect(await run.handle.result()).toBe('failed');
   const settled = await runRow(run.runId);
   expect(settled).toMatchObject({ status: 'failed', failureState: 'uninspected' });
+  // the recorded error says why, not only "Activity task failed"
+  expect(settled.error).toMatch(/^Activity task failed: .*shut/i);
   expect((settled.stopResult as { verdict: string }).verdict).toBe('terminal-clean');
   expect(ownedProcesses(settled)).toEqual([]);
   const history = await activityAttempts(run);

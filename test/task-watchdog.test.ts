@@ -238,8 +238,8 @@ describe('evaluation', () => {
     const watchdog = await putWatchdog(c, root.id, watcher.id);
     await eventually('first wake', async () => (await watchdogWakes(watchdog.id)).length === 1);
     const before = await watchdogState(root.id);
-    const writes = Array.from({ length: 40 }, (_, i) => h.request('PATCH', `/api/issues/${root.id}`, c.token, { title: `ship feature (${i})` }));
-    writes.splice(20, 0, h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' }));
+    const retitle = (i: number) => h.request('PATCH', `/api/issues/${root.id}`, c.token, { title: `ship feature (${i})` });
+    const writes = Array.from({ length: 41 }, (_, i) => (i === 20 ? h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' }) : retitle(i)));
     expect((await Promise.all(writes)).map((r) => r.status)).toEqual(writes.map(() => 200));
     await eventually('a wake for the new stop', async () => (await watchdogWakes(watchdog.id)).length === 2);
     // every write was answered after a signal that started after it: at least one arrived, never more than one per write

@@ -1,7 +1,7 @@
 import { CancellationScope, isCancellation, patched, proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
-import { DEFAULT_HEARTBEAT_TIMEOUT_MS, type RunWorkflowInput } from './definitions';
+import { DEFAULT_HEARTBEAT_TIMEOUT_MS, failureMessage, type RunWorkflowInput } from './definitions';
 
 // DB bookkeeping: short, idempotent CAS writes; retry through database blips.
 const bookkeeping = proxyActivities<Activities>({
@@ -52,7 +52,7 @@ export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflo
       setCurrentDetails('failed: stopping whatever the run left running');
       await stopper.stopProcessGroup.executeWithOptions({ summary: 'Stop every process the failed run owns' }, [runId]);
     }
-    return settle(runId, { kind: 'error', error: error instanceof Error ? error.message : String(error) });
+    return settle(runId, { kind: 'error', error: failureMessage(error) });
   }
 }
 

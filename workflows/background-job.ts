@@ -1,7 +1,7 @@
 import { CancellationScope, isCancellation, proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
-import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from './definitions';
+import { DEFAULT_HEARTBEAT_TIMEOUT_MS, failureMessage } from './definitions';
 
 // DB bookkeeping: a short idempotent CAS; retried through database blips.
 const bookkeeping = proxyActivities<Activities>({
@@ -36,7 +36,7 @@ export async function backgroundJobWorkflow({ jobId, heartbeatTimeoutMs }: Backg
     return CancellationScope.nonCancellable(async () => {
       setCurrentDetails('stopping: verifying that no process of the job survives');
       await stopper.stopJobProcesses.executeWithOptions({ summary: 'Stop the job and verify nothing survived' }, [jobId]);
-      return settle(jobId, isCancellation(error) ? { kind: 'stopped' } : { kind: 'error', error: error instanceof Error ? error.message : String(error) });
+      return settle(jobId, isCancellation(error) ? { kind: 'stopped' } : { kind: 'error', error: failureMessage(error) });
     });
   }
 }

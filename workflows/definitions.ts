@@ -50,3 +50,15 @@ export interface RunWorkflowInput {
 
 /** For workflows started before inputs carried the configured heartbeat timeout. */
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;
+
+/**
+ * An activity failure with its causes in one line: the top message alone ("Activity task failed")
+ * hides why (the worker shut down, a heartbeat timed out, the command failed).
+ */
+export function failureMessage(error: unknown): string {
+  const messages: string[] = [];
+  for (let e: unknown = error; e instanceof Error && messages.length < 5; e = e.cause) {
+    if (e.message) messages.push(e.message);
+  }
+  return messages.length > 0 ? messages.join(': ') : String(error);
+}
