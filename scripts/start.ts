@@ -16,10 +16,21 @@ import { ensureTemporalCli, startDevServer } from './provision/temporal';
 const root = resolve(__dirname, '..');
 const say = (line: string) => process.stdout.write(`[treewarden] ${line}\n`);
 
+/** What is running, newest first: stopped on Ctrl-C, on SIGTERM, when a child dies and when start fails. */
+const stops: (() => Promise<void>)[] = [];
+let stopping = false;
+async function stopAll(code: number): Promise<void> {
+  if (stopping) return; // a child exiting because we stopped it must not cut the rest short
+  stopping = true;
+  for (const stop of stops) await stop().catch(() => undefined);
+  process.exit(code);
+}
+
 async function main() {
   const dataDir = resolve(root, process.env.TREEWARDEN_DATA_DIR ?? '.data');
   mkdirSync(dataDir, { recursive: true });
-  const stops: (() => Promise<void>)[] = [];
+  process.once('SIGINT', () => void stopAll(0));
+  process.once('SIGTERM', () => void stopAll(0));
 
   let databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
@@ -48,20 +59,11 @@ async function main() {
   const apiUrl = `http://127.0.0.1:${port}`;
   const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, TREEWARDEN_ADMIN_TOKEN: adminToken, TREEWARDEN_API_PORT: port, TREEWARDEN_API_URL: apiUrl };
 
-  const tsx = join(root, 'node_modules', '.bin', 'tsx');
-  const children: ChildProcess[] = ['workers/main.ts', 'api/main.ts'].map((entry) => spawn(tsx, [join(root, entry)], { env, stdio: 'inherit' }));
+  // node itself with the tsx loader (no tsx wrapper process), so our SIGTERM reaches the worker's drain directly
+  const children: ChildProcess[] = ['workers/main.ts', 'api/main.ts'].map((entry) => spawn(process.execPath, ['--import', 'tsx', join(root, entry)], { cwd: root, env, stdio: 'inherit' }));
   stops.unshift(async () => {
     await Promise.all(children.map((child) => new Promise<void>((done) => (child.exitCode !== null ? done() : (child.once('exit', () => done()), child.kill('SIGTERM'))))));
   });
-  let stopping = false;
-  const stopAll = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    for (const stop of stops) await stop().catch(() => undefined);
-    process.exit(code);
-  };
-  process.once('SIGINT', () => void stopAll(0));
-  process.once('SIGTERM', () => void stopAll(0));
   for (const child of children) child.once('exit', (code) => void stopAll(code ?? 1));
 
   await waitForHealth(apiUrl);
@@ -99,5 +101,6 @@ async function seedDemo(apiUrl: string, adminToken: string, marker: string) {
 
 main().catch((error: unknown) => {
   process.stderr.write(`treewarden start failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
+  // what was started before the failure (PGlite, the dev server, worker and API) goes down with us
+  void stopAll(1);
 });
