@@ -43,6 +43,8 @@ export interface Orchestrator {
   /** Tell a watchdog its subtree changed; starts its workflow when it is missing. */
   subtreeChanged(watchdog: WatchdogStart, reason: string): Promise<void>;
   watchdogRemoved(issueId: string, watchdogId: string): Promise<void>;
+  /** On worker start: starts the watchdog's workflow when missing, without re-evaluating a running one. */
+  recoverWatchdog(watchdog: WatchdogStart): Promise<void>;
   /** Starts the hold's workflow and returns once the pause is applied. */
   startHold(hold: HoldStart): Promise<PauseApplied>;
   releaseHold(request: ReleaseRequest): Promise<HoldReleaseOutcome>;

@@ -5,9 +5,9 @@ import { workflowId } from '../domain/ids';
 import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-attributes';
 import type { HoldReleaseOutcome } from '../activities';
 import type { taskWatchdogWorkflow, treeHoldWorkflow } from '../workflows';
-import { awaitPauseAppliedUpdate, releaseHoldUpdate, subtreeChangedSignal, watchdogRemovedSignal } from '../workflows/definitions';
+import { awaitPauseAppliedUpdate, releaseHoldUpdate, subtreeChangedSignal, watchdogRecoverySignal, watchdogRemovedSignal, type SubtreeChange } from '../workflows/definitions';
 import { coalescePerKey } from './coalesce';
-import type { Orchestrator } from './orchestrator';
+import type { Orchestrator, WatchdogStart } from './orchestrator';
 
 const attributes = (kind: string, companyId: string, issueId: string, state: string) => [
   { key: KindKey, value: kind },
@@ -40,21 +40,24 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       })
       .catch(ignore(WorkflowExecutionAlreadyStartedError));
   };
+  /** Signal-with-start of a watchdog's workflow: one signal, or a start with it when the workflow is missing. */
+  const signalWatchdog = async (watchdog: WatchdogStart, signal: typeof subtreeChangedSignal | typeof watchdogRecoverySignal, signalArgs: [SubtreeChange]) => {
+    await client.workflow.signalWithStart<typeof taskWatchdogWorkflow, [SubtreeChange]>('taskWatchdogWorkflow', {
+      workflowId: workflowId.taskWatchdog(watchdog.issueId),
+      taskQueue,
+      args: [{ watchdogId: watchdog.watchdogId, issueId: watchdog.issueId, tickMs: config.TREEWARDEN_WATCHDOG_TICK_MS, debounceMs: config.TREEWARDEN_WATCHDOG_DEBOUNCE_MS, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
+      signal,
+      signalArgs,
+      typedSearchAttributes: attributes('task_watchdog', watchdog.companyId, watchdog.issueId, 'starting'),
+      memo: { issueTitle: watchdog.title },
+      staticSummary: `Task watchdog for "${watchdog.title}"`,
+    });
+  };
   // A change signal only says "evaluate again": while one is in flight, a burst of changes under
   // one watchdog shares a single follow-up signal (1,000 API writes, a handful of history events).
+  // Recovery pings are not coalesced with changes: a shared follow-up must never be the no-op kind.
   const subtreeChanged = coalescePerKey<Parameters<Orchestrator['subtreeChanged']>>(
-    async (watchdog, reason) => {
-      await client.workflow.signalWithStart<typeof taskWatchdogWorkflow, [{ watchdogId: string; reason: string }]>('taskWatchdogWorkflow', {
-        workflowId: workflowId.taskWatchdog(watchdog.issueId),
-        taskQueue,
-        args: [{ watchdogId: watchdog.watchdogId, issueId: watchdog.issueId, tickMs: config.TREEWARDEN_WATCHDOG_TICK_MS, debounceMs: config.TREEWARDEN_WATCHDOG_DEBOUNCE_MS, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
-        signal: subtreeChangedSignal,
-        signalArgs: [{ watchdogId: watchdog.watchdogId, reason }],
-        typedSearchAttributes: attributes('task_watchdog', watchdog.companyId, watchdog.issueId, 'starting'),
-        memo: { issueTitle: watchdog.title },
-        staticSummary: `Task watchdog for "${watchdog.title}"`,
-      });
-    },
+    (watchdog, reason) => signalWatchdog(watchdog, subtreeChangedSignal, [{ watchdogId: watchdog.watchdogId, reason }]),
     (watchdog) => `${watchdog.issueId}:${watchdog.watchdogId}`,
   );
   return {
@@ -71,6 +74,9 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       await client.workflow.getHandle(workflowId.agentRun(runId)).cancel().catch(ignore(WorkflowNotFoundError));
     },
     subtreeChanged,
+    async recoverWatchdog(watchdog) {
+      await signalWatchdog(watchdog, watchdogRecoverySignal, [{ watchdogId: watchdog.watchdogId, reason: 'worker_recovery' }]);
+    },
     async watchdogRemoved(issueId, watchdogId) {
       await client.workflow.getHandle(workflowId.taskWatchdog(issueId)).signal(watchdogRemovedSignal, { watchdogId }).catch(ignore(WorkflowNotFoundError));
     },

@@ -4,6 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
+import { putWatchdog as putWatchdogRow, removeWatchdog } from '../services/watchdogs';
+import { recoverWorkflows } from '../workers/create-worker';
 import { watchdogStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
 
@@ -276,6 +278,63 @@ describe('evaluation', () => {
     expect(second.id).not.toBe(first.id);
     await eventually('fresh wake', async () => (await watchdogWakes(second.id)).length === 1);
     expect(await h.services.db.issue.count({ where: { originKind: 'task_watchdog', originId: root.id } })).toBe(1);
+  });
+});
+
+describe('worker recovery', () => {
+  /** The recovery pings in the current run's history, each with whether a workflow task has handled it yet. */
+  async function recoveryPings(issueId: string) {
+    const events = (await h.services.client.workflow.getHandle(workflowId.taskWatchdog(issueId)).fetchHistory()).events ?? [];
+    return events.flatMap((e, i) =>
+      e.workflowExecutionSignaledEventAttributes?.signalName === 'watchdogRecovery' ? [{ handled: events.slice(i + 1).some((later) => later.workflowTaskCompletedEventAttributes) }] : [],
+    );
+  }
+
+  test('a worker start pings a running watchdog without re-evaluating its subtree', async () => {
+    const { c, watcher, root } = await watchedTree();
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    await eventually('first wake', async () => (await watchdogWakes(watchdog.id)).length === 1);
+    // quiet: the review run has finished (and with it its change notification)
+    const [wake] = await watchdogWakes(watchdog.id);
+    await h.services.client.workflow.getHandle(workflowId.agentRun(wake.runId!)).result();
+    await eventually('at rest', async () => (await watchdogState(root.id)).pendingChanges === 0 && !(await h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id)).describe()).raw.pendingActivities?.length);
+    const before = await watchdogState(root.id);
+    await recoverWorkflows(h.services);
+    await eventually('the ping handled', async () => (await recoveryPings(root.id)).some((p) => p.handled));
+    const after = await watchdogState(root.id);
+    expect(after).toMatchObject({ watchdogId: watchdog.id, evaluations: before.evaluations, changesReceived: before.changesReceived, pendingChanges: 0 });
+  });
+
+  test('a worker start brings back a watchdog whose workflow is gone, and it evaluates', async () => {
+    const { c, watcher, root } = await watchedTree();
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    await eventually('first wake', async () => (await watchdogWakes(watchdog.id)).length === 1);
+    const handle = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
+    const lost = (await handle.describe()).runId;
+    await handle.terminate('lost, as if the namespace had been reset');
+    await recoverWorkflows(h.services);
+    const description = await handle.describe();
+    expect(description.runId).not.toBe(lost);
+    expect(description.status.name).toBe('RUNNING');
+    await eventually('evaluated by the new run', async () => (await watchdogState(root.id)).evaluations >= 1);
+    // the stop was reviewed-for already (same fingerprint, same pending review): still one wake
+    expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
+  });
+
+  test('a worker start hands a workflow still running for a removed watchdog to its re-added successor', async () => {
+    const { c, watcher, root } = await watchedTree();
+    const first = await putWatchdog(c, root.id, watcher.id);
+    await eventually('first wake', async () => (await watchdogWakes(first.id)).length === 1);
+    // removed and re-added while Temporal was unreachable: the writes landed, neither signal did
+    const db = h.services.db;
+    const issue = await db.issue.findUniqueOrThrow({ where: { id: root.id } });
+    const actor = { kind: 'system', companyId: issue.companyId } as const;
+    await removeWatchdog(h.services, issue, actor);
+    const { watchdog: second } = await putWatchdogRow(h.services, issue, { agentId: watcher.id }, actor);
+    expect((await watchdogState(root.id)).watchdogId).toBe(first.id);
+    await recoverWorkflows(h.services);
+    await eventually('continued as new for the successor', async () => (await watchdogState(root.id)).watchdogId === second.id);
+    await eventually('the successor evaluated', async () => (await db.watchdog.findUniqueOrThrow({ where: { id: second.id } })).lastEvaluation !== null);
   });
 });
 

@@ -22,6 +22,12 @@ export interface WatchdogWorkflowState {
 
 export const subtreeChangedSignal = defineSignal<[SubtreeChange]>('subtreeChanged');
 export const watchdogRemovedSignal = defineSignal<[{ watchdogId: string }]>('watchdogRemoved');
+/**
+ * A worker start's "is this watchdog's workflow there?" (with signal-with-start): starts a missing
+ * workflow, hands a stale one to a newer watchdog, and otherwise changes nothing, so a worker
+ * restart does not re-evaluate every watched subtree.
+ */
+export const watchdogRecoverySignal = defineSignal<[SubtreeChange]>('watchdogRecovery');
 export const watchdogStateQuery = defineQuery<WatchdogWorkflowState>('state');
 
 export interface ReleaseArgs {

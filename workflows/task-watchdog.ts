@@ -13,7 +13,7 @@ import {
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from './definitions';
-import { subtreeChangedSignal, watchdogRemovedSignal, watchdogStateQuery, type WatchdogWorkflowState } from './definitions';
+import { subtreeChangedSignal, watchdogRecoverySignal, watchdogRemovedSignal, watchdogStateQuery, type WatchdogWorkflowState } from './definitions';
 
 // Evaluation reads a whole subtree (up to 10k issues) and writes a wake: two minutes is ample;
 // retried with backoff because a missed evaluation would leave a stopped tree unnoticed; the
@@ -66,21 +66,30 @@ export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<Wa
     state.pendingChanges += 1;
     state.lastChangeAt = new Date().toISOString();
   });
+  setHandler(watchdogRecoverySignal, ({ watchdogId }) => {
+    if (watchdogId !== state.watchdogId) successorId = watchdogId;
+  });
   setHandler(watchdogRemovedSignal, ({ watchdogId }) => {
     if (watchdogId === state.watchdogId) removalRequested = true;
   });
   setHandler(watchdogStateQuery, () => state);
+  /** A re-added watchdog's run replaces this one, fresh. */
+  const handOver = async () => {
+    await condition(allHandlersFinished);
+    return continueAsNew<typeof taskWatchdogWorkflow>({ ...input, watchdogId: successorId!, carried: undefined });
+  };
+  // A successor that signalled while this run confirmed its own removal takes over instead of
+  // being dropped with the completed run.
+  const successorTakesOver = () => successorId !== null && patched('hand-over-to-successor-after-removal');
 
   for (;;) {
     setCurrentDetails(describe(state));
     await condition(() => state.pendingChanges > 0 || removalRequested || successorId !== null, input.tickMs, { summary: 'Wait for a subtree change or the safety tick' });
-    if (successorId !== null) {
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof taskWatchdogWorkflow>({ ...input, watchdogId: successorId, carried: undefined });
-    }
+    if (successorId !== null) return handOver();
     if (removalRequested) {
       removalRequested = false;
       if (!(await isWatchdogActive.executeWithOptions({ summary: 'Confirm the watchdog was removed' }, [state.watchdogId]))) {
+        if (successorTakesOver()) return handOver();
         state.removed = true;
         upsertSearchAttributes([{ key: StateKey, value: 'removed' }]);
         setCurrentDetails(describe(state));
@@ -100,6 +109,7 @@ export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<Wa
     state.lastEvaluation = await evaluateWatchdog.executeWithOptions({ summary: 'Evaluate the watched subtree; wake the watchdog agent on a new stop' }, [state.watchdogId]);
     state.evaluations += 1;
     upsertSearchAttributes([{ key: StateKey, value: state.lastEvaluation.state }]);
+    if (state.lastEvaluation.state === 'removed' && successorTakesOver()) return handOver();
     if (state.lastEvaluation.state === 'removed') {
       state.removed = true;
       setCurrentDetails(describe(state));
