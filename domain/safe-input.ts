@@ -49,7 +49,8 @@ export function jsonProblem(root: unknown): { path: Path; message: string } | nu
     for (const [key, child] of entries) {
       if (typeof key === 'string') {
         const problem = stringProblem(key);
-        if (problem) return { path: [...path, key], message: `key ${problem}` };
+        // the path stops at the object: the bad key is not echoed back
+        if (problem) return { path, message: `a key ${problem}` };
       }
       stack.push({ value: child, path: [...path, key] });
     }
