@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: provisions a stack the way the tests do (own dev server on free ports, fresh
- * databases cloned from a migrated template), runs the seven scenarios of issue 7, prints one table
+ * databases cloned from a migrated template), runs the scenarios of issues 7 and 12, prints one table
  * and writes it as JSON to .bench/. Everything started here is torn down, on failure and Ctrl-C too.
  */
 import fs from 'node:fs';
@@ -9,6 +9,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import type { GlobalStackState } from '../test/setup/reap';
 import { seedCompany, type Harness } from '../test/support/harness';
+import { apiLoad } from './api-load';
 import { burst } from './burst';
 import { changeToWake } from './change-to-wake';
 import { evaluationCost } from './evaluation-cost';
@@ -116,7 +117,7 @@ async function main(): Promise<void> {
     for (const r of rows) log(`  ${r.scenario} | ${r.metric}: ${format(r.figure.median)} ${r.unit} (${format(r.figure.min)}–${format(r.figure.max)})`);
   };
   // BENCH_SCENARIOS=1,5 runs a subset while profiling one cost; the report and BENCHMARKS.md come from full runs
-  const selected = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5,6,7').split(',').map((s) => s.trim()));
+  const selected = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5,6,7,8').split(',').map((s) => s.trim()));
   const wanted = (n: number) => selected.has(String(n));
   try {
     log(`stack up (${elapsed()}); scenario 3 first: its per-tick cost feeds scenario 7`);
@@ -140,6 +141,10 @@ async function main(): Promise<void> {
       // + the burst root's watchdog, when scenario 4 ran (scenario 1 starts no workflow)
       await scenario(6, () => workerMemory(h, pool, companyId, agentId, trees.length + (wanted(4) ? 1 : 0)));
     });
+    if (wanted(8)) {
+      log(`scenario 8 (${elapsed()})`);
+      record(await apiLoad(stack.server!.address, stack.info!.pgAdminUrl!));
+    }
   } finally {
     process.removeListener('SIGINT', stop);
     process.removeListener('SIGTERM', stop);

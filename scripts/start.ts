@@ -12,7 +12,7 @@ import { createTreewardenClient } from '../client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { EMBEDDED_PG_PORT_VARIABLE, startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
-import { ensureTemporalCli, startDevServer } from './provision/temporal';
+import { ensureTemporalCli, spawnOrphanWatchdog, startDevServer } from './provision/temporal';
 
 const root = resolve(__dirname, '..');
 const DEFAULT_EMBEDDED_PG_PORT = 54329;
@@ -85,6 +85,8 @@ async function main() {
     await Promise.all(children.map((child) => new Promise<void>((done) => (child.exitCode !== null ? done() : (child.once('exit', () => done()), child.kill('SIGTERM'))))));
   });
   for (const child of children) child.once('exit', (code) => void stopAll(code ?? 1));
+  // should this process die without stopping them (SIGKILL), the worker drains and the API stops all the same
+  for (const child of children) if (child.pid !== undefined) spawnOrphanWatchdog(child.pid);
 
   await waitForHealth(apiUrl);
   await seedDemo(apiUrl, adminToken, join(dataDir, 'demo.json'));

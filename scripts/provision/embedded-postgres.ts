@@ -203,7 +203,14 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     try {
       await runPg('pg_ctl', ['-D', clusterDir, '-l', logFile, '-o', `-p ${port} ${settings.join(' ')}`, '-w', '-t', '60', 'start']);
       const adminUrl = `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-      return { adminUrl, port, stop: () => stopCluster(opts, clusterDir) };
+      // pg_ctl detached the postmaster: should this process die without stopping it, a guard stops it
+      const postmasterPid = Number((await fs.readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      const guard = spawnOrphanWatchdog(postmasterPid);
+      const stop = async () => {
+        await stopCluster(opts, clusterDir);
+        guard?.kill('SIGKILL');
+      };
+      return { adminUrl, port, stop };
     } catch (error) {
       const tail = (await fs.readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-15).join('\n');
       if (opts.port === undefined && attempt < 3 && /could not bind|Address already in use/.test(tail)) continue;
@@ -243,7 +250,7 @@ async function removeAbandonedThrowaways(log: Log): Promise<void> {
 
 /**
  * A throwaway cluster in a new temporary folder (tests, benchmarks, the cluster check), removed by stop(). If this
- * process dies without stopping it, a guard process stops the postmaster, and the next throwaway start removes it.
+ * process dies without stopping it, the guard stops the postmaster, and the next throwaway start removes the folder.
  */
 export async function startThrowawayPostgres(log: Log): Promise<EmbeddedPostgres> {
   await removeAbandonedThrowaways(log);
@@ -254,13 +261,10 @@ export async function startThrowawayPostgres(log: Log): Promise<EmbeddedPostgres
     await fs.rm(dir, { recursive: true, force: true });
     throw error;
   });
-  const postmasterPid = Number((await fs.readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-  const guard = spawnOrphanWatchdog(postmasterPid);
   return {
     ...cluster,
     stop: async () => {
       await cluster.stop();
-      guard?.kill('SIGKILL');
       await fs.rm(dir, { recursive: true, force: true });
     },
   };
