@@ -1,5 +1,6 @@
 /** Issues, comments and blockers, with the company boundary and the watchdog contract enforced. */
 import type { Tx } from '../db/prisma';
+import type { Comment } from '../generated/prisma/client';
 import type { Actor } from '../domain/actor';
 import { AppError, notFound } from '../domain/errors';
 import { isInvokable, type IssueStatus } from '../domain/statuses';
@@ -58,7 +59,10 @@ export interface CreateIssueInput {
   watchdog?: WatchdogInput;
 }
 
-export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateIssueInput) {
+/** Called inside the creating transaction (an Idempotency-Key's reply is stored there). */
+export type OnCreated<T> = (tx: Tx, created: T) => Promise<void>;
+
+export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateIssueInput, onCreated?: OnCreated<ReturnType<typeof presentIssue>>) {
   if (input.watchdog && actor.kind !== 'board') deny('configuring a watchdog is not allowed for a run');
   const issue = await deps.db.$transaction(async (tx) => {
     if (input.parentId) {
@@ -80,6 +84,7 @@ export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateI
     });
     await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.created', entityType: 'issue', entityId: created.id, details: { parentId: created.parentId } });
     if (input.watchdog) await upsertWatchdog(tx, created, input.watchdog, actor);
+    await onCreated?.(tx, presentIssue(created));
     return created;
   });
   await notifySubtreeChanged(deps, [issue.id], 'issue_created');
@@ -146,7 +151,7 @@ async function insertComment(tx: Tx, actor: ScopedActor, issueId: string, body: 
   });
 }
 
-export async function addComment(deps: Deps, actor: ScopedActor, issueId: string, body: string) {
+export async function addComment(deps: Deps, actor: ScopedActor, issueId: string, body: string, onCreated?: OnCreated<Comment>) {
   const comment = await deps.db.$transaction(async (tx) => {
     await issueInCompany(tx, actor, issueId);
     if (isWatchdogActor(actor)) await requireIncluded(tx, actor, issueId, 'commenting');
@@ -155,6 +160,7 @@ export async function addComment(deps: Deps, actor: ScopedActor, issueId: string
     }
     const created = await insertComment(tx, actor, issueId, body);
     await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.comment_added', entityType: 'issue', entityId: issueId, details: { commentId: created.id } });
+    await onCreated?.(tx, created);
     return created;
   });
   await notifySubtreeChanged(deps, [issueId], 'comment_added');

@@ -8,6 +8,7 @@ import type { Deps } from '../../services/deps';
 import { inspectWork } from '../../services/inspect';
 import { createJob, resolveWork, stopWork } from '../../services/jobs';
 import { acknowledgeFailure, decideSilence, recordEvidence } from '../../services/supervision';
+import { createOnce } from '../idempotency';
 import { companyActor, ids, parse } from '../validation';
 
 /** The board of the run's company, or the run itself with its own token. */
@@ -18,6 +19,9 @@ async function boardOrTheRun(deps: Deps, actor: Actor, runId: string, what: stri
   if (scoped.kind === 'run' && scoped.runId !== runId) throw new AppError('forbidden', `${what}: a run token acts only on its own run`);
   return work.run;
 }
+
+/** A job as the API shows it: its owner token stays with the job's processes. */
+const presentJob = <T extends { ownerToken: string | null }>({ ownerToken: _hidden, ...job }: T) => job;
 
 const jobSchema = z
   .object({ kind: z.enum(['shell_job', 'monitor']), command: z.string().trim().min(1).max(4096), args: z.array(z.string().max(4096)).max(256).default([]) })
@@ -46,9 +50,11 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/runs/:id/jobs', async (request, reply) => {
     const { id } = ids(request.params, 'id');
     const body = parse(jobSchema, request.body);
-    await boardOrTheRun(deps, request.actor, id, 'starting a job');
-    const { ownerToken: _hidden, ...job } = await createJob(deps, id, body, request.actor);
-    return reply.status(201).send(job);
+    const owner = await boardOrTheRun(deps, request.actor, id, 'starting a job');
+    return createOnce(deps, request, reply, owner.companyId, async (remember) => {
+      const job = await createJob(deps, id, body, request.actor, (tx, created) => remember(tx, { status: 201, body: presentJob(created) }));
+      return { status: 201, body: presentJob(job) };
+    });
   });
 
   app.post('/api/runs/:id/evidence', async (request, reply) => {
