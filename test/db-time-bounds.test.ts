@@ -5,6 +5,7 @@
  * cannot finish). Assertions are on status codes and rows, never on durations.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Client as PgClient } from 'pg';
@@ -14,6 +15,7 @@ import { parseConfig } from '../domain/config';
 import { workflowId } from '../domain/ids';
 import { connectServices } from '../workers/runtime';
 import { watchdogStateQuery } from '../workflows/definitions';
+import type { TaskWatchdogInput } from '../workflows/task-watchdog';
 import { REPO_ROOT } from './setup/stack';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
 import { startWedgeableProxy, type WedgeableProxy } from './support/wedgeable-proxy';
@@ -90,13 +92,21 @@ describe('a database that stops answering', () => {
     await stuck;
   });
 
-  test('a worker process exits on SIGTERM while its database does not answer', async () => {
+  test('a worker process exits on SIGTERM while its activity waits on the wedged database', async () => {
     const fleet = workerFleet(h);
+    // a queue of its own, so the evaluation runs in this process and not in the harness's worker
+    const taskQueue = `wedged-${randomUUID()}`;
     try {
-      const worker = await fleet.start({ DATABASE_URL: proxy.url(h.env.DATABASE_URL), TREEWARDEN_DB_QUERY_TIMEOUT_MS: '60000', TREEWARDEN_SHUTDOWN_GRACE_MS: '2000' });
+      const worker = await fleet.start({ DATABASE_URL: proxy.url(h.env.DATABASE_URL), TREEWARDEN_TASK_QUEUE: taskQueue, TREEWARDEN_DB_QUERY_TIMEOUT_MS: '60000', TREEWARDEN_SHUTDOWN_GRACE_MS: '2000' });
       proxy.wedge();
+      const input: TaskWatchdogInput = { watchdogId: randomUUID(), issueId: randomUUID(), tickMs: 3_600_000, debounceMs: 1 };
+      const handle = await h.services.client.workflow.start('taskWatchdogWorkflow', { workflowId: `wedged-${input.issueId}`, taskQueue, args: [input] });
+      await eventually('the evaluation started on the wedged worker', async () =>
+        (await handle.describe()).raw.pendingActivities?.some((a) => a.lastStartedTime),
+      );
       const code = await fleet.stop(worker);
       expect(typeof code).toBe('number');
+      await handle.terminate('test over');
     } finally {
       await fleet.close();
     }
