@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { Client as PgClient } from 'pg';
 import pino from 'pino';
 import { buildApi } from '../api/server';
+import { createTreewardenClient } from '../client';
 import { parseConfig } from '../domain/config';
 import { workflowId } from '../domain/ids';
 import { connectServices } from '../workers/runtime';
@@ -195,6 +196,16 @@ describe('Idempotency-Key on the routes that create', () => {
     expect(await h.services.db.agent.count({ where: { companyId: c.companyId, name: 'reviewer' } })).toBe(1);
     // a key reused on another route is another request
     expect((await post(`/api/companies/${c.companyId}/issues`, c.token, issueBody, 'agent-1')).status).toBe(422);
+  });
+
+  test('the typed client sends the key', async () => {
+    const c = await seedCompany(h);
+    const client = createTreewardenClient({ baseUrl: h.apiUrl, token: c.token });
+    const root = await client.createIssue(c.companyId, { title: 'ship feature' }, { idempotencyKey: 'client-issue' });
+    const [first, again] = [await client.addComment(root.id, 'done?', { idempotencyKey: 'client-comment' }), await client.addComment(root.id, 'done?', { idempotencyKey: 'client-comment' })];
+    expect(again).toEqual(first);
+    expect((await client.createIssue(c.companyId, { title: 'ship feature' }, { idempotencyKey: 'client-issue' })).id).toBe(root.id);
+    expect(await h.services.db.comment.count({ where: { issueId: root.id } })).toBe(1);
   });
 
   test('a malformed key is a 400 naming the header, and writes nothing', async () => {
