@@ -1,6 +1,6 @@
 /** API process: serves the HTTP surface until SIGTERM/SIGINT. */
 import { parseConfig } from '../domain/config';
-import { connectServices, createLogger } from '../workers/runtime';
+import { connectServices, createLogger, exitAfterGraceOnSignal } from '../workers/runtime';
 import { buildApi } from './server';
 
 async function main() {
@@ -16,6 +16,7 @@ async function main() {
     await services.close();
     process.exit(0);
   };
+  exitAfterGraceOnSignal(config.TREEWARDEN_SHUTDOWN_GRACE_MS, log);
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());
 }

@@ -52,14 +52,18 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
     if (fastifyError.statusCode === 415) return send('bad_request', 'request body must be JSON (content-type: application/json)');
     if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) return send('bad_request', fastifyError.message);
     request.log.error({ err: error }, 'unhandled error');
-    return send('unavailable', 'internal error; nothing was changed by the failing step');
+    // a write can fail after its commit (or its commit's answer can be lost): never claim it did nothing
+    if (request.method === 'GET' || request.method === 'HEAD') return send('unavailable', 'internal error; nothing was changed');
+    return send('unavailable', 'internal error; the change may have been applied: read it back before retrying, or retry with the same Idempotency-Key');
   });
   app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }));
 
   app.get(HEALTHZ, async (_request, reply) => {
     try {
-      await deps.db.$queryRaw`SELECT 1`;
-      for (const check of options.healthChecks ?? []) await check();
+      await withinDeadline(HEALTH_DEADLINE_MS, async () => {
+        await deps.db.$queryRaw`SELECT 1`;
+        for (const check of options.healthChecks ?? []) await check();
+      });
       return { status: 'ok' };
     } catch (error) {
       return reply.status(503).send({ status: 'unavailable', error: error instanceof Error ? error.message : String(error) });
@@ -71,4 +75,23 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   registerHoldRoutes(app, deps);
   registerSupervisionRoutes(app, deps);
   return app;
+}
+
+/** A probe wants an answer within 2 s; a database that does not answer is unhealthy, not slow. */
+const HEALTH_DEADLINE_MS = 1_500;
+
+export class DeadlineExceededError extends Error {
+  override readonly name = 'DeadlineExceededError';
+}
+
+async function withinDeadline(ms: number, work: () => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceededError(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([work(), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -367,6 +367,14 @@ export interface ReleaseTreeHoldResult extends ReleaseReport {
   hold: TreeHoldWithMembers;
 }
 
+/**
+ * For the routes that create things: a retry with the same key and the same request answers the
+ * first response and writes nothing (a 503 on a write may have been applied).
+ */
+export interface CreateOptions {
+  idempotencyKey?: string;
+}
+
 // ---- the client ----
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
@@ -378,10 +386,15 @@ export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetc
   const path = (strings: TemplateStringsArray, ...params: string[]) =>
     strings.reduce((out, s, i) => out + s + (i < params.length ? encodeURIComponent(params[i]) : ''), '');
 
-  async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown): Promise<T> {
+  async function call<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown, options: CreateOptions = {}): Promise<T> {
     const response = await fetchImpl(root + url, {
       method,
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(options.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
@@ -404,16 +417,16 @@ export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetc
     /** admin token */
     createCompany: (body: CreateCompanyRequest) => call<CreatedCompany>('POST', '/api/companies', body),
 
-    createAgent: (companyId: string, body: CreateAgentRequest) => call<Agent>('POST', path`/api/companies/${companyId}/agents`, body),
+    createAgent: (companyId: string, body: CreateAgentRequest, options?: CreateOptions) => call<Agent>('POST', path`/api/companies/${companyId}/agents`, body, options),
     listAgents: (companyId: string) => call<List<Agent>>('GET', path`/api/companies/${companyId}/agents`),
     updateAgent: (agentId: string, body: UpdateAgentRequest) => call<Agent>('PATCH', path`/api/agents/${agentId}`, body),
 
-    createIssue: (companyId: string, body: CreateIssueRequest) => call<Issue>('POST', path`/api/companies/${companyId}/issues`, body),
+    createIssue: (companyId: string, body: CreateIssueRequest, options?: CreateOptions) => call<Issue>('POST', path`/api/companies/${companyId}/issues`, body, options),
     listIssues: (companyId: string, query: ListIssuesQuery = {}) =>
       call<List<Issue>>('GET', path`/api/companies/${companyId}/issues` + (query.parentId ? `?parentId=${encodeURIComponent(query.parentId)}` : '')),
     getIssue: (issueId: string) => call<Issue>('GET', path`/api/issues/${issueId}`),
     updateIssue: (issueId: string, body: UpdateIssueRequest) => call<Issue>('PATCH', path`/api/issues/${issueId}`, body),
-    addComment: (issueId: string, body: string) => call<Comment>('POST', path`/api/issues/${issueId}/comments`, { body }),
+    addComment: (issueId: string, body: string, options?: CreateOptions) => call<Comment>('POST', path`/api/issues/${issueId}/comments`, { body }, options),
     wakeIssue: (issueId: string, body: WakeRequest = {}) => call<Wake>('POST', path`/api/issues/${issueId}/wake`, body),
 
     listRuns: (issueId: string) => call<List<Run>>('GET', path`/api/issues/${issueId}/runs`),
@@ -424,7 +437,7 @@ export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetc
     stopWork: (id: string) => call<WorkStopResult>('POST', path`/api/work/${id}/stop`),
     /** read-only: the ownership graph, the verdict and its action */
     inspectWork: (id: string) => call<WorkInspection>('GET', path`/api/work/${id}/inspect`),
-    startJob: (runId: string, body: StartJobRequest) => call<BackgroundJob>('POST', path`/api/runs/${runId}/jobs`, body),
+    startJob: (runId: string, body: StartJobRequest, options?: CreateOptions) => call<BackgroundJob>('POST', path`/api/runs/${runId}/jobs`, body, options),
     recordEvidence: (runId: string, body: EvidenceRequest) => call<GateEvidence>('POST', path`/api/runs/${runId}/evidence`, body),
     acknowledgeRun: (runId: string) => call<{ id: string; status: RunStatus; failureState: string | null }>('POST', path`/api/runs/${runId}/ack`),
     decideSilence: (runId: string, body: SilenceDecisionRequest) => call<{ id: string; silentState: string | null; decision: string; until: string | null }>('POST', path`/api/runs/${runId}/silence`, body),

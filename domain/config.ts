@@ -45,6 +45,14 @@ const schema = z.object({
   TREEWARDEN_SILENT_CONTINUE_REARM_MS: duration.default(30 * 60_000),
   /** how soon an activity of a dead worker is retried elsewhere; activities heartbeat at a quarter of it */
   TREEWARDEN_HEARTBEAT_TIMEOUT_MS: duration.default(10_000),
+  /** a database connection (or a free pooled one) not had within this fails the call instead of hanging */
+  TREEWARDEN_DB_CONNECT_TIMEOUT_MS: duration.default(5_000),
+  /**
+   * a database statement still unanswered after this fails (server-side statement_timeout and a
+   * client-side read timeout, which also ends a call to a database that stopped answering); above
+   * the slowest legitimate statement, a 10,000-issue evaluation
+   */
+  TREEWARDEN_DB_QUERY_TIMEOUT_MS: duration.default(60_000),
   /** a pre-built workflow bundle (npm run build:workflows); without it the worker bundles at start */
   TREEWARDEN_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   TREEWARDEN_RUN_ENV_PASSTHROUGH: passthrough,

@@ -32,7 +32,11 @@ export type EvaluationState = 'live' | 'pending_first_run' | 'incomplete' | 'sto
 /** What one evaluation concluded: stored on the watchdog, returned by the workflow's `state` query. */
 export interface EvaluationSummary {
   watchdogId: string;
-  state: EvaluationState | 'already_reviewed' | 'removed';
+  /**
+   * `review_running`: a new stop was seen while the review run is queued or running; it is recorded
+   * (`fingerprint`, lastObservedFingerprint) and not dispatched. The run's end re-evaluates once.
+   */
+  state: EvaluationState | 'already_reviewed' | 'review_running' | 'removed';
   fingerprint: string | null;
   lastReviewedFingerprint: string | null;
   includedCount: number;
@@ -43,6 +47,11 @@ export interface EvaluationSummary {
   reviewIssueId: string | null;
   /** ISO-8601 */
   evaluatedAt: string;
+  /**
+   * ISO-8601: when the earliest first-run grace among the pending leaves ends, so the workflow
+   * evaluates again then instead of at the next change or safety tick. Absent unless pending_first_run.
+   */
+  recheckAt?: string;
 }
 
 export interface StoppedLeaf {
@@ -58,6 +67,8 @@ export interface Classification {
   includedCount: number;
   liveIssueIds: string[];
   pendingFirstRunIssueIds: string[];
+  /** ISO-8601 end of the earliest first-run grace among pendingFirstRunIssueIds, else null */
+  firstRunGraceEndsAt: string | null;
   /** issues at the depth limit that still have eligible children below it */
   incompleteIssueIds: string[];
   stoppedLeaves: StoppedLeaf[];
@@ -70,18 +81,25 @@ export interface Classification {
 export function classifySubtree(nodes: SubtreeNode[], config: WatchdogConfig, now: Date, firstRunGraceMs: number): Classification {
   const beyond = nodes.filter((n) => n.depth > MAX_WATCHDOG_DEPTH);
   const included = nodes.filter((n) => n.depth <= MAX_WATCHDOG_DEPTH);
-  const base = { includedCount: included.length, liveIssueIds: [], pendingFirstRunIssueIds: [], incompleteIssueIds: [], stoppedLeaves: [], fingerprint: null };
+  const base = { includedCount: included.length, liveIssueIds: [], pendingFirstRunIssueIds: [], firstRunGraceEndsAt: null, incompleteIssueIds: [], stoppedLeaves: [], fingerprint: null };
   if (beyond.length > 0) {
     const incompleteIssueIds = [...new Set(beyond.map((n) => n.parentId!))].sort();
     return { ...base, state: 'incomplete', incompleteIssueIds };
   }
   const liveIssueIds = included.filter((n) => n.hasLiveRun || n.hasQueuedWake).map((n) => n.id).sort();
   if (liveIssueIds.length > 0) return { ...base, state: 'live', liveIssueIds };
-  const pendingFirstRunIssueIds = included
-    .filter((n) => n.assigneeAgentId && !n.hasAnyRun && now.getTime() - n.createdAt.getTime() < firstRunGraceMs && !['done', 'cancelled'].includes(n.status))
-    .map((n) => n.id)
-    .sort();
-  if (pendingFirstRunIssueIds.length > 0) return { ...base, state: 'pending_first_run', pendingFirstRunIssueIds };
+  const pendingFirstRun = included.filter(
+    (n) => n.assigneeAgentId && !n.hasAnyRun && now.getTime() - n.createdAt.getTime() < firstRunGraceMs && !['done', 'cancelled'].includes(n.status),
+  );
+  if (pendingFirstRun.length > 0) {
+    const earliestCreatedAt = pendingFirstRun.reduce((min, n) => Math.min(min, n.createdAt.getTime()), Infinity);
+    return {
+      ...base,
+      state: 'pending_first_run',
+      pendingFirstRunIssueIds: pendingFirstRun.map((n) => n.id).sort(),
+      firstRunGraceEndsAt: new Date(earliestCreatedAt + firstRunGraceMs).toISOString(),
+    };
+  }
   const parents = new Set(included.map((n) => n.parentId));
   const stoppedLeaves = included
     .filter((n) => !parents.has(n.id) || n.pendingInteractionIds.length > 0)

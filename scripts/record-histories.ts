@@ -17,7 +17,8 @@ import { holdInterruptsRun, monitorStopsWithOwner, runFails, watchdogWakes } fro
 const HISTORIES_DIR = join(__dirname, '..', 'test', 'histories');
 
 async function record() {
-  const h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '1' });
+  // a grace long enough that the watchdog scenario waits one out on the workflow's own timer
+  const h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '5000' });
   try {
     const c = await seedCompany(h, 'History recorder');
     const watchdog = await watchdogWakes(h, c, { remove: true });

@@ -1,5 +1,6 @@
 /** Issues, comments and blockers, with the company boundary and the watchdog contract enforced. */
 import type { Tx } from '../db/prisma';
+import type { Comment } from '../generated/prisma/client';
 import type { Actor } from '../domain/actor';
 import { AppError, notFound } from '../domain/errors';
 import { isInvokable, type IssueStatus } from '../domain/statuses';
@@ -58,7 +59,10 @@ export interface CreateIssueInput {
   watchdog?: WatchdogInput;
 }
 
-export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateIssueInput) {
+/** Called inside the creating transaction (an Idempotency-Key's reply is stored there). */
+export type OnCreated<T> = (tx: Tx, created: T) => Promise<void>;
+
+export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateIssueInput, onCreated?: OnCreated<ReturnType<typeof presentIssue>>) {
   if (input.watchdog) permit(actor, 'watchdog.manage', { companyId: actor.companyId });
   const issue = await deps.db.$transaction(async (tx) => {
     const parent = input.parentId ? await issueInCompany(tx, actor, input.parentId) : null;
@@ -76,6 +80,7 @@ export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateI
     });
     await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.created', entityType: 'issue', entityId: created.id, details: { parentId: created.parentId } });
     if (input.watchdog) await upsertWatchdog(tx, created, input.watchdog, actor);
+    await onCreated?.(tx, presentIssue(created));
     return created;
   });
   await notifySubtreeChanged(deps, [issue.id], 'issue_created');
@@ -142,7 +147,7 @@ async function insertComment(tx: Tx, actor: ScopedActor, issueId: string, body: 
   });
 }
 
-export async function addComment(deps: Deps, actor: ScopedActor, issueId: string, body: string) {
+export async function addComment(deps: Deps, actor: ScopedActor, issueId: string, body: string, onCreated?: OnCreated<Comment>) {
   const comment = await deps.db.$transaction(async (tx) => {
     await permitOnIssue(tx, actor, 'issue.comment', await issueInCompany(tx, actor, issueId), actor.companyId);
     if (actor.kind === 'board' && (await activeHoldsCovering(tx, issueId)).length > 0) {
@@ -150,6 +155,7 @@ export async function addComment(deps: Deps, actor: ScopedActor, issueId: string
     }
     const created = await insertComment(tx, actor, issueId, body);
     await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.comment_added', entityType: 'issue', entityId: issueId, details: { commentId: created.id } });
+    await onCreated?.(tx, created);
     return created;
   });
   await notifySubtreeChanged(deps, [issueId], 'comment_added');

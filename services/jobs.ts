@@ -4,6 +4,8 @@
  * kind, and one stop operation accepts any of them.
  */
 import type { Actor } from '../domain/actor';
+import type { Job } from '../generated/prisma/client';
+import type { OnCreated } from './issues';
 import { AppError } from '../domain/errors';
 import { isTerminalRunStatus } from '../domain/statuses';
 import { newTokenSecret } from '../domain/tokens';
@@ -21,12 +23,13 @@ export interface JobRequest {
 }
 
 /** A running run starts owner-bound work; a terminal run cannot (nothing would stop it). */
-export async function createJob(deps: Deps, ownerRunId: string, request: JobRequest, actor: Actor) {
+export async function createJob(deps: Deps, ownerRunId: string, request: JobRequest, actor: Actor, onCreated?: OnCreated<Job>) {
   const run = await deps.db.run.findUniqueOrThrow({ where: { id: ownerRunId }, include: { issue: { select: { title: true } } } });
   if (isTerminalRunStatus(run.status)) throw new AppError('conflict', `run ${ownerRunId} is ${run.status}: a terminal run cannot start ${request.kind.replace('_', ' ')}s`);
   const job = await deps.db.$transaction(async (tx) => {
     const created = await tx.job.create({ data: { companyId: run.companyId, ownerRunId, kind: request.kind, command: request.command, args: request.args, ownerToken: newTokenSecret('two') } });
     await logActivity(tx, { companyId: run.companyId, actor, action: 'run.job_started', entityType: 'run', entityId: ownerRunId, details: { jobId: created.id, kind: request.kind } });
+    await onCreated?.(tx, created);
     return created;
   });
   await deps.orchestrator.startJob({ jobId: job.id, companyId: run.companyId, issueId: run.issueId, title: `${request.kind} of a run on "${run.issue.title}"` });

@@ -125,12 +125,14 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
     incompleteIssueIds: result.incompleteIssueIds,
     woke,
     reviewIssueId,
+    ...(result.firstRunGraceEndsAt ? { recheckAt: result.firstRunGraceEndsAt } : {}),
   });
   await recordIncompleteness(deps, watchdog, result);
   if (result.state !== 'stopped') return persist(deps, watchdogId, summary(result.state));
   if (result.fingerprint === lastReviewed) return persist(deps, watchdogId, summary('already_reviewed'));
-  const { woke, reviewIssueId } = await triggerReview(deps, watchdogId, result);
-  return persist(deps, watchdogId, summary('stopped', woke, reviewIssueId), result.fingerprint);
+  const trigger = await triggerReview(deps, watchdogId, result);
+  if (trigger.kind === 'review_running') return persist(deps, watchdogId, summary('review_running'), result.fingerprint);
+  return persist(deps, watchdogId, summary('stopped', trigger.woke, trigger.reviewIssueId), result.fingerprint);
 }
 
 async function persist(deps: Deps, watchdogId: string, summary: EvaluationSummary, observed?: string | null) {
@@ -153,11 +155,28 @@ async function recordIncompleteness(deps: Deps, watchdog: { id: string; issueId:
   await deps.db.watchdog.update({ where: { id: watchdog.id }, data: { incompleteIssueIds: result.incompleteIssueIds } });
 }
 
-async function triggerReview(deps: Deps, watchdogId: string, result: Classification) {
+/**
+ * The review run is live while its wake is queued or a run on the review task is queued, running
+ * or waiting to retry. Seed 000: only one review is ever live, so a new stop waits for it to end.
+ */
+async function reviewRunLive(tx: Tx, reviewIssueId: string | null): Promise<boolean> {
+  if (!reviewIssueId) return false;
+  const [runs, wakes] = await Promise.all([
+    tx.run.count({ where: { issueId: reviewIssueId, status: { in: ['queued', 'running', 'scheduled_retry'] } } }),
+    tx.wakeRequest.count({ where: { issueId: reviewIssueId, status: 'queued' } }),
+  ]);
+  return runs + wakes > 0;
+}
+
+type TriggerOutcome = { kind: 'review_running' } | { kind: 'triggered'; woke: boolean; reviewIssueId: string };
+
+async function triggerReview(deps: Deps, watchdogId: string, result: Classification): Promise<TriggerOutcome> {
   const fingerprint = result.fingerprint!;
-  const { wakeId, created, reviewIssueId } = await deps.db.$transaction(async (tx) => {
+  const outcome = await deps.db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
     const watchdog = await tx.watchdog.findUniqueOrThrow({ where: { id: watchdogId }, include: { issue: true, reviewIssue: true } });
+    // Under the watchdog's lock, so no two evaluations can both see "no review live".
+    if (await reviewRunLive(tx, watchdog.reviewIssueId)) return null;
     const reviewIssue = await ensureReviewIssue(tx, watchdog);
     const context = {
       taskWatchdog: {
@@ -201,9 +220,10 @@ async function triggerReview(deps: Deps, watchdogId: string, result: Classificat
     }
     return { wakeId: wake.wake.id, created: wake.created, reviewIssueId: reviewIssue.id };
   });
-  const wake = await deps.db.wakeRequest.findUniqueOrThrow({ where: { id: wakeId } });
-  if (wake.status === 'queued') await dispatchWake(deps, wakeId);
-  return { woke: created, reviewIssueId };
+  if (!outcome) return { kind: 'review_running' };
+  const wake = await deps.db.wakeRequest.findUniqueOrThrow({ where: { id: outcome.wakeId } });
+  if (wake.status === 'queued') await dispatchWake(deps, outcome.wakeId);
+  return { kind: 'triggered', woke: outcome.created, reviewIssueId: outcome.reviewIssueId };
 }
 
 /** Exactly one live review task per watched issue: reuse it, reopen it to todo when terminal. */

@@ -9,7 +9,7 @@ import { holdInterruptsRun, runFails, watchdogWakes } from './support/scenarios'
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '1' }, { maxCachedWorkflows: 0 });
+  h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '5000' }, { maxCachedWorkflows: 0 });
 });
 afterAll(async () => {
   await h?.close();

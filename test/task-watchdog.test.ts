@@ -293,9 +293,12 @@ describe('worker recovery', () => {
   test('a worker start pings a running watchdog without re-evaluating its subtree', async () => {
     const { c, watcher, root } = await watchedTree();
     const watchdog = await putWatchdog(c, root.id, watcher.id);
-    await eventually('first wake', async () => (await watchdogWakes(watchdog.id)).length === 1);
+    // dispatched: the wake row is committed before its run is created
+    const [wake] = await eventually('first wake dispatched', async () => {
+      const wakes = await watchdogWakes(watchdog.id);
+      return wakes.length === 1 && wakes[0].runId ? wakes : null;
+    });
     // quiet: the review run has finished (and with it its change notification)
-    const [wake] = await watchdogWakes(watchdog.id);
     await h.services.client.workflow.getHandle(workflowId.agentRun(wake.runId!)).result();
     await eventually('at rest', async () => (await watchdogState(root.id)).pendingChanges === 0 && !(await h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id)).describe()).raw.pendingActivities?.length);
     const before = await watchdogState(root.id);

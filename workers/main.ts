@@ -11,7 +11,7 @@ import { createMetrics } from '../services/metrics';
 import { registerSearchAttributes } from '../scripts/provision/temporal';
 import { createWorker, recoverWorkflows } from './create-worker';
 import { startMetricsServer } from './metrics-server';
-import { connectServices, createLogger } from './runtime';
+import { connectServices, createLogger, exitAfterGraceOnSignal } from './runtime';
 
 async function main() {
   const config = parseConfig(process.env);
@@ -23,6 +23,8 @@ async function main() {
       log[level === 'trace' ? 'trace' : level === 'warn' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info']({ ...entry.meta, source: 'temporal' }, entry.message);
     }),
   });
+  // the drain, then SIGTERM to in-flight commands and SIGKILL a stop grace later, then closing up
+  exitAfterGraceOnSignal(config.TREEWARDEN_SHUTDOWN_GRACE_MS + config.TREEWARDEN_STOP_GRACE_MS + CLOSE_MARGIN_MS, log);
   const services = await connectServices(config, log);
   await registerSearchAttributes(services.connection, config.TEMPORAL_NAMESPACE, SEARCH_ATTRIBUTE_TYPES, (line) => log.info(line));
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -43,6 +45,9 @@ async function main() {
   await services.close();
   log.info('worker stopped');
 }
+
+/** closing Temporal and database connections after the drain */
+const CLOSE_MARGIN_MS = 5_000;
 
 main().catch((error: unknown) => {
   process.stderr.write(`treewarden worker failed: ${error instanceof Error ? error.message : String(error)}\n`);

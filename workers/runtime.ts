@@ -1,7 +1,7 @@
 /** Wires config, database, Temporal client and orchestrator into the Deps every layer shares. */
 import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
-import { createPrisma } from '../db/prisma';
+import { createPrisma, dbTimeoutsOf } from '../db/prisma';
 import type { Config } from '../domain/config';
 import type { Deps } from '../services/deps';
 import { createTemporalOrchestrator } from '../services/temporal-orchestrator';
@@ -17,7 +17,7 @@ export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string): L
 }
 
 export async function connectServices(config: Config, log: Logger): Promise<Services> {
-  const db = createPrisma(config.DATABASE_URL);
+  const db = createPrisma(config.DATABASE_URL, dbTimeoutsOf(config));
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const orchestrator = createTemporalOrchestrator(client, config);
@@ -33,4 +33,19 @@ export async function connectServices(config: Config, log: Logger): Promise<Serv
       await db.$disconnect();
     },
   };
+}
+
+/**
+ * On SIGTERM/SIGINT, a process that has not exited by itself within `graceMs` exits anyway: a
+ * stuck database call (or a drain waiting on one) must not keep a supervisor's stop waiting.
+ */
+export function exitAfterGraceOnSignal(graceMs: number, log: Logger): void {
+  const arm = (signal: NodeJS.Signals) => {
+    setTimeout(() => {
+      log.error({ signal, graceMs }, 'still running at the end of the shutdown grace period; exiting');
+      process.exit(1);
+    }, graceMs).unref();
+  };
+  process.once('SIGTERM', arm);
+  process.once('SIGINT', arm);
 }

@@ -84,7 +84,10 @@ export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<Wa
 
   for (;;) {
     setCurrentDetails(describe(state));
-    await condition(() => state.pendingChanges > 0 || removalRequested || successorId !== null, input.tickMs, { summary: 'Wait for a subtree change or the safety tick' });
+    const graceRecheckMs = untilFirstRunGraceEnds(state.lastEvaluation);
+    const waitMs = graceRecheckMs === null ? input.tickMs : Math.min(input.tickMs, graceRecheckMs);
+    const waitSummary = graceRecheckMs === null ? 'Wait for a subtree change or the safety tick' : 'Wait for a subtree change or the end of a first-run grace';
+    await condition(() => state.pendingChanges > 0 || removalRequested || successorId !== null, waitMs, { summary: waitSummary });
     if (successorId !== null) return handOver();
     if (removalRequested) {
       removalRequested = false;
@@ -121,6 +124,20 @@ export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<Wa
       return continueAsNew<typeof taskWatchdogWorkflow>({ ...input, carried: state });
     }
   }
+}
+
+/** A timer never shorter than this: the grace end comes from the database's clock, not the workflow's. */
+const MIN_GRACE_RECHECK_MS = 250;
+
+/**
+ * Milliseconds until the earliest first-run grace of the last evaluation ends, or null when nothing
+ * waits on one. Without it a subtree whose only leaf was assigned and never woken stayed unreviewed
+ * until the safety tick.
+ */
+function untilFirstRunGraceEnds(last: WatchdogWorkflowState['lastEvaluation']): number | null {
+  if (last?.state !== 'pending_first_run' || !last.recheckAt) return null;
+  if (!patched('recheck-after-first-run-grace')) return null;
+  return Math.max(MIN_GRACE_RECHECK_MS, Date.parse(last.recheckAt) - Date.now());
 }
 
 /** Our own continue-as-new threshold leaves room for a 1,000-signal burst under 4,096 events. */

@@ -13,10 +13,15 @@ import type { Deps } from '../../services/deps';
 import { addComment, createIssue, issueInCompany, presentIssue, updateIssue } from '../../services/issues';
 import { stopRunForActor } from '../../services/runs';
 import { wakeAndDispatch } from '../../services/wakes';
+import { createOnce } from '../idempotency';
 import { companyActor, ids, issueStatusSchema, parse, titleSchema, watchdogBodySchema } from '../validation';
 
 const presentAgent = (a: { id: string; companyId: string; name: string; status: string; adapter: unknown; createdAt: Date }) => ({
   id: a.id, companyId: a.companyId, name: a.name, status: a.status, adapter: a.adapter, createdAt: a.createdAt,
+});
+
+const presentComment = (c: { id: string; issueId: string; body: string; authorKind: string; createdAt: Date }) => ({
+  id: c.id, issueId: c.issueId, body: c.body, authorKind: c.authorKind, createdAt: c.createdAt,
 });
 
 export const presentRun = (r: {
@@ -52,12 +57,15 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
     if (actor.companyId !== companyId) throw notFound('company');
     permit(actor, 'agent.manage', { companyId });
     const body = parse(z.object({ name: titleSchema, adapter: adapterSchema, status: z.enum(AGENT_STATUSES).optional() }).strict(), request.body);
-    const agent = await db.$transaction(async (tx) => {
-      const created = await tx.agent.create({ data: { companyId, name: body.name, adapter: body.adapter, status: body.status ?? 'active' } });
-      await logActivity(tx, { companyId, actor, action: 'agent.created', entityType: 'agent', entityId: created.id });
-      return created;
-    });
-    return reply.status(201).send(presentAgent(agent));
+    return createOnce(deps, request, reply, companyId, (remember) =>
+      db.$transaction(async (tx) => {
+        const created = await tx.agent.create({ data: { companyId, name: body.name, adapter: body.adapter, status: body.status ?? 'active' } });
+        await logActivity(tx, { companyId, actor, action: 'agent.created', entityType: 'agent', entityId: created.id });
+        const sent = { status: 201, body: presentAgent(created) };
+        await remember(tx, sent);
+        return sent;
+      }),
+    );
   });
 
   app.get('/api/companies/:companyId/agents', async (request) => {
@@ -97,7 +105,10 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
       }).strict(),
       request.body,
     );
-    return reply.status(201).send(await createIssue(deps, actor, body));
+    return createOnce(deps, request, reply, companyId, async (remember) => ({
+      status: 201,
+      body: await createIssue(deps, actor, body, (tx, issue) => remember(tx, { status: 201, body: issue })),
+    }));
   });
 
   app.get('/api/companies/:companyId/issues', async (request) => {
@@ -132,8 +143,11 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/issues/:id/comments', async (request, reply) => {
     const { id } = ids(request.params, 'id');
     const body = parse(z.object({ body: safeString().trim().min(1, 'must not be empty').max(100_000) }).strict(), request.body);
-    const comment = await addComment(deps, companyActor(request.actor), id, body.body);
-    return reply.status(201).send({ id: comment.id, issueId: comment.issueId, body: comment.body, authorKind: comment.authorKind, createdAt: comment.createdAt });
+    const actor = companyActor(request.actor);
+    return createOnce(deps, request, reply, actor.companyId, async (remember) => {
+      const comment = await addComment(deps, actor, id, body.body, (tx, created) => remember(tx, { status: 201, body: presentComment(created) }));
+      return { status: 201, body: presentComment(comment) };
+    });
   });
 
   app.post('/api/issues/:id/wake', async (request, reply) => {

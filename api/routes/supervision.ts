@@ -10,6 +10,7 @@ import type { Deps } from '../../services/deps';
 import { inspectWork } from '../../services/inspect';
 import { createJob, resolveWork, stopWork } from '../../services/jobs';
 import { acknowledgeFailure, decideSilence, recordEvidence } from '../../services/supervision';
+import { createOnce } from '../idempotency';
 import { companyActor, ids, parse } from '../validation';
 
 /** An action on an agent run, as domain/authorization.ts allows it. */
@@ -19,6 +20,9 @@ async function permittedRun(deps: Deps, actor: Actor, runId: string, action: Act
   permitOnRun(actor, action, work.run);
   return work.run;
 }
+
+/** A job as the API shows it: its owner token stays with the job's processes. */
+const presentJob = <T extends { ownerToken: string | null }>({ ownerToken: _hidden, ...job }: T) => job;
 
 const jobSchema = z
   .object({ kind: z.enum(['shell_job', 'monitor']), command: safeString().trim().min(1).max(4096), args: z.array(safeString().max(4096)).max(256).default([]) })
@@ -45,9 +49,11 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/runs/:id/jobs', async (request, reply) => {
     const { id } = ids(request.params, 'id');
     const body = parse(jobSchema, request.body);
-    await permittedRun(deps, request.actor, id, 'run.start_job');
-    const { ownerToken: _hidden, ...job } = await createJob(deps, id, body, request.actor);
-    return reply.status(201).send(job);
+    const owner = await permittedRun(deps, request.actor, id, 'run.start_job');
+    return createOnce(deps, request, reply, owner.companyId, async (remember) => {
+      const job = await createJob(deps, id, body, request.actor, (tx, created) => remember(tx, { status: 201, body: presentJob(created) }));
+      return { status: 201, body: presentJob(job) };
+    });
   });
 
   app.post('/api/runs/:id/evidence', async (request, reply) => {

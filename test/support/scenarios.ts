@@ -31,6 +31,8 @@ export async function watchdogWakes(h: Harness, c: Company, { remove }: { remove
   const watcher = await c.agent();
   const root = await c.issue({ title: `ship feature ${randomBytes(2).toString('hex')}` });
   await c.issue({ title: 'write code', parentId: root.id, status: 'done' });
+  // assigned and never woken: with a first-run grace the workflow re-checks when it ends
+  await c.issue({ title: 'write docs', parentId: root.id, assigneeAgentId: (await c.agent()).id });
   const put = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
   if (put.status !== 201) throw new Error(`watchdog: ${JSON.stringify(put.body)}`);
   const reviewRun = await eventually('the watchdog agent woken for the stopped subtree', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));

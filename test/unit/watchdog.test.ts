@@ -118,6 +118,12 @@ describe('classifySubtree: first-run grace', () => {
     expect(result).toMatchObject({ state: 'pending_first_run', pendingFirstRunIssueIds: ['b'], stoppedLeaves: [], fingerprint: null });
   });
 
+  test('the evaluation says when the earliest grace among the pending issues ends, so it can be re-checked then', () => {
+    const result = classify(smallTree({ b: fresh({ createdAt: new Date(NOW.getTime() - 4_000) }), a1: fresh({ createdAt: new Date(NOW.getTime() - 9_000) }) }));
+    expect(result.firstRunGraceEndsAt).toBe(new Date(NOW.getTime() - 9_000 + GRACE_MS).toISOString());
+    expect(classify(smallTree({})).firstRunGraceEndsAt).toBeNull();
+  });
+
   test('several pending issues are listed sorted', () => {
     expect(classify(smallTree({ b: fresh(), a1: fresh(), root: fresh() })).pendingFirstRunIssueIds).toEqual(['a1', 'b', 'root']);
   });
