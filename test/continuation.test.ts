@@ -57,6 +57,15 @@ async function wakeMidCommand(token: string, issueId: string) {
   return runId;
 }
 
+/** A family whose child was paused mid-command: its run has settled (its stop verified) under the hold. */
+async function pausedMidCommand(script: string) {
+  const f = await family(script);
+  const runId = await wakeMidCommand(f.c.token, f.child.id);
+  const hold = await pause(f.c.token, f.parent.id);
+  await settled(runId);
+  return { ...f, runId, hold };
+}
+
 async function pause(token: string, issueId: string) {
   const r = await h.request('POST', `/api/issues/${issueId}/tree-holds`, token, { mode: 'pause' });
   expect(r.status).toBe(201);
@@ -115,10 +124,7 @@ test('a running agent that checkpoints on SIGTERM is preserved and resumes exact
 });
 
 test('twenty concurrent releases of a hold over a checkpointing run: one 200 and one resume', async () => {
-  const { c, parent, child } = await family(CHECKPOINTS);
-  const runId = await wakeMidCommand(c.token, child.id);
-  const hold = await pause(c.token, parent.id);
-  await settled(runId);
+  const { c, parent, child, hold } = await pausedMidCommand(CHECKPOINTS);
   const results = await Promise.all(Array.from({ length: 20 }, () => release(c.token, parent.id, hold.id)));
   expect(results.map((r) => r.status).sort()).toEqual([200, ...Array(19).fill(409)]);
   await theOnlyResume(child.id);
@@ -141,11 +147,8 @@ test('overlapping child and parent holds over a checkpointing run: the resume wa
 });
 
 test('a running agent without a checkpoint: skipped on release, its blocker visible everywhere; resolving gives exactly one resume, a second resolve is 409', async () => {
-  const { c, parent, child } = await family(NO_CHECKPOINT);
+  const { c, parent, child, runId, hold } = await pausedMidCommand(NO_CHECKPOINT);
   const other = await seedCompany(h);
-  const runId = await wakeMidCommand(c.token, child.id);
-  const hold = await pause(c.token, parent.id);
-  await settled(runId);
 
   const released = await release(c.token, parent.id, hold.id);
   expect(released.status).toBe(200);
@@ -200,10 +203,7 @@ test('a running agent without a checkpoint: skipped on release, its blocker visi
 });
 
 test('a running agent cannot resolve a blocker with its run token (403), even in its own company', async () => {
-  const { c, parent, child } = await family(NO_CHECKPOINT);
-  const runId = await wakeMidCommand(c.token, child.id);
-  const hold = await pause(c.token, parent.id);
-  await settled(runId);
+  const { c, parent, child, runId, hold } = await pausedMidCommand(NO_CHECKPOINT);
   await release(c.token, parent.id, hold.id);
   const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
   // another agent of the company, really running, tries with its own TREEWARDEN_RUN_TOKEN
@@ -220,10 +220,7 @@ test('a running agent cannot resolve a blocker with its run token (403), even in
 });
 
 test('a resolve while another hold still covers the task: no resume until that hold is released, then one', async () => {
-  const { c, parent, child } = await family(NO_CHECKPOINT);
-  const runId = await wakeMidCommand(c.token, child.id);
-  const first = await pause(c.token, parent.id);
-  await settled(runId);
+  const { c, parent, child, runId, hold: first } = await pausedMidCommand(NO_CHECKPOINT);
   expect((await release(c.token, parent.id, first.id)).body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
   const second = await pause(c.token, parent.id);
   const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
@@ -239,10 +236,7 @@ test('a resolve while another hold still covers the task: no resume until that h
 });
 
 test('wakeAgents with an unreconciled member is 409 reconciliation_required naming it, and the hold stays active', async () => {
-  const { c, parent, child } = await family(NO_CHECKPOINT);
-  const runId = await wakeMidCommand(c.token, child.id);
-  const hold = await pause(c.token, parent.id);
-  await settled(runId);
+  const { c, parent, child, runId, hold } = await pausedMidCommand(NO_CHECKPOINT);
   const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
   const refused = await release(c.token, parent.id, hold.id, { wakeAgents: true });
   expect(refused.status).toBe(409);
@@ -259,10 +253,7 @@ test('wakeAgents with an unreconciled member is 409 reconciliation_required nami
 });
 
 test('a checkpoint written while a setsid child survives SIGTERM: stop-partial, a blocker, no resume', async () => {
-  const { c, parent, child } = await family(CHECKPOINTS_WITH_SETSID_SURVIVOR);
-  const runId = await wakeMidCommand(c.token, child.id);
-  const hold = await pause(c.token, parent.id);
-  await settled(runId);
+  const { c, parent, child, runId, hold } = await pausedMidCommand(CHECKPOINTS_WITH_SETSID_SURVIVOR);
   expect(existsSync(runFiles(runId, null).checkpoint)).toBe(true); // the agent did write one
   const run = await h.request('GET', `/api/runs/${runId}`, c.token);
   expect(run.body.stopResult.attempts[0]).toMatchObject({ signal: 'SIGTERM', verdict: 'stop-partial' });
@@ -273,10 +264,7 @@ test('a checkpoint written while a setsid child survives SIGTERM: stop-partial, 
 });
 
 test('treewarden reconcile <runId> resolves the run\'s blocker through the API and the task resumes once', async () => {
-  const { c, parent, child } = await family(NO_CHECKPOINT);
-  const runId = await wakeMidCommand(c.token, child.id);
-  const hold = await pause(c.token, parent.id);
-  await settled(runId);
+  const { c, parent, child, runId, hold } = await pausedMidCommand(NO_CHECKPOINT);
   await release(c.token, parent.id, hold.id);
   const cli = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
     execFile(
