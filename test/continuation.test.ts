@@ -278,3 +278,37 @@ test('treewarden reconcile <runId> resolves the run\'s blocker through the API a
   expect(JSON.parse(cli.stdout)).toMatchObject({ runId, status: 'resolved', resolution: 'effects_reviewed', note: 'reviewed the log' });
   await theOnlyResume(child.id);
 });
+
+test('a stranded subtree wakes its watchdog once for the stop with the blocker; resolving re-arms it', async () => {
+  const c = await seedCompany(h);
+  const watcher = await c.agent();
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', NO_CHECKPOINT] });
+  const root = await c.issue({ title: 'watched' });
+  const parent = await c.issue({ title: 'paused part', parentId: root.id });
+  const child = await c.issue({ title: 'child', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const watchdog = (await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id })).body as { id: string };
+  const wakes = () => h.services.db.wakeRequest.findMany({ where: { idempotencyKey: { startsWith: `task_watchdog:${watchdog.id}:` } }, orderBy: { createdAt: 'asc' } });
+  const childLeafOf = (wake: { context: unknown }) =>
+    (wake.context as { taskWatchdog: { stoppedLeaves: { id: string; executionBlockerIds: string[] }[] } }).taskWatchdog.stoppedLeaves.find((l) => l.id === child.id);
+
+  const runId = await wakeMidCommand(c.token, child.id);
+  const hold = await pause(c.token, parent.id);
+  await settled(runId);
+  const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
+  const [stranded] = await eventually('the watchdog woke for the stranded subtree', async () => {
+    const found = await wakes();
+    return found.length > 0 ? found : null;
+  });
+  expect(childLeafOf(stranded)?.executionBlockerIds).toEqual([blocker.id]);
+  expect((await release(c.token, parent.id, hold.id)).body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
+  expect(await wakes()).toHaveLength(1); // the release changed nothing material
+
+  expect((await resolve(c.token, blocker.id, { resolution: 'no_external_effects' })).status).toBe(200);
+  await theOnlyResume(child.id);
+  const all = await eventually('the watchdog re-armed by the resolution', async () => {
+    const found = await wakes();
+    return found.length > 1 ? found : null;
+  });
+  expect(all).toHaveLength(2);
+  expect(childLeafOf(all[1])?.executionBlockerIds).toEqual([]);
+});
