@@ -74,13 +74,6 @@ export async function blockersByRun(db: Db | Tx, runIds: (string | null)[]): Pro
   return new Map(rows.map((b) => [b.runId!, presentBlocker(b)]));
 }
 
-/** `treewarden reconcile <runId>`: the blocker of a run of the actor's company. */
-export async function blockerOfRun(deps: Deps, runId: string, companyId: string): Promise<PresentedBlocker> {
-  const blocker = await deps.db.executionBlocker.findFirst({ where: { runId, companyId }, orderBy: { createdAt: 'desc' } });
-  if (!blocker) throw notFound('execution blocker of that run');
-  return presentBlocker(blocker);
-}
-
 /**
  * Resolves an active blocker exactly once (a second resolve is 409), then starts the workflow that
  * dispatches the resume its run is still owed. The workflow is started inside the transaction: if
