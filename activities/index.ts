@@ -5,6 +5,7 @@ import { applyPause, HoldNotActiveError, releaseHold, retryOwedResumes } from '.
 import { beginRun, finishRun, type RunOutcome } from '../services/runs';
 import { evaluateWatchdog } from '../services/watchdogs';
 import { finishJob } from '../services/jobs';
+import { resumeAfterResolution } from '../services/execution-blockers';
 import { withHeartbeat } from './heartbeat';
 import { executeJob, stopJobProcesses } from './job-runner';
 import { executeRun, stopProcessGroup } from './run-adapter';
@@ -60,6 +61,7 @@ export function createActivities(deps: Deps) {
       }
     },
     retryOwedResumes: (holdId: string) => withHeartbeat(() => retryOwedResumes(deps, holdId)),
+    resumeAfterResolution: (blockerId: string) => withHeartbeat(() => resumeAfterResolution(deps, blockerId)),
   };
 }
 

@@ -4,13 +4,15 @@
  * folder, a heartbeat, a lease and silence checks while it runs, and a verified stop.
  */
 import { Context } from '@temporalio/activity';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
 import { runEnvironment } from '../domain/run-env';
+import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } from '../domain/checkpoint';
 import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../services/deps';
-import { runFiles } from '../services/run-files';
+import { runFiles, type RunFiles } from '../services/run-files';
 import { enterAdapter, type RunOutcome } from '../services/runs';
 import { recordStopResult, superviseTick, type CpuSample } from '../services/supervision';
 import { outputTail, runSupervised, verifiedStop, type StopResult } from './supervised-process';
@@ -25,10 +27,13 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   }
   const files = runFiles(runId, adapter.cwd ?? null);
   await mkdir(files.runDir, { recursive: true });
+  // registered before runSupervised's own listener, so the mark precedes its SIGTERM: a checkpoint
+  // older than the mark was not written in answer to this stop
+  Context.current().cancellationSignal.addEventListener('abort', () => markStopObserved(files), { once: true });
   const ownerToken = run.ownerToken ?? newTokenSecret('two');
   await deps.db.run.update({ where: { id: runId }, data: { ownerToken, host: hostname(), workdir: adapter.cwd ?? files.runDir } });
   const cwd = adapter.cwd ?? files.runDir;
-  const runValues = { TREEWARDEN_RUN_ID: run.id, TREEWARDEN_JOURNAL_FILE: files.journal, TREEWARDEN_WRITER_LOCK: files.writerLock };
+  const runValues = { TREEWARDEN_RUN_ID: run.id, TREEWARDEN_JOURNAL_FILE: files.journal, TREEWARDEN_WRITER_LOCK: files.writerLock, TREEWARDEN_CHECKPOINT_FILE: files.checkpoint };
   const envWith = (extra: Record<string, string>) => runEnvironment(process.env, deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH, adapter.env, { ...runValues, ...extra });
   let lastCpu: CpuSample = { ticks: -1, at: null };
   const tick = { everyMs: deps.config.TREEWARDEN_SUPERVISE_EVERY_MS, run: async () => void (lastCpu = await superviseTick(deps, runId, files, lastCpu)) };
@@ -73,9 +78,49 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
  * left the group. Finds them by group and owner token, escalates, verifies, records the result.
  */
 export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopResult> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { processGroupId: true, ownerToken: true, workdir: true } });
+  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { processGroupId: true, ownerToken: true, workdir: true, adapterEntered: true } });
   const ctx = Context.current();
-  const result = await verifiedStop(run, run.ownerToken ? runFiles(runId, run.workdir).writerLock : null, deps.config.TREEWARDEN_STOP_GRACE_MS, () => ctx.heartbeat());
-  await recordStopResult(deps, runId, result);
-  return result;
+  const files = run.ownerToken ? runFiles(runId, run.workdir) : null;
+  // a stop that did not pass through the executing worker (it died) is observed here, before any signal
+  if (files) markStopObserved(files);
+  const result = await verifiedStop(run, files?.writerLock ?? null, deps.config.TREEWARDEN_STOP_GRACE_MS, () => ctx.heartbeat());
+  const outcome = stopOutcomeOf({
+    adapterEntered: run.adapterEntered,
+    sigtermVerdict: result.attempts[0]?.verdict ?? result.verdict,
+    checkpoint: files ? readCheckpoint(checkpointFile(files.checkpoint), modifiedAtMs(files.stopObserved) ?? Number.POSITIVE_INFINITY) : { ok: false, problem: 'missing' },
+  });
+  const recorded = { ...result, ...recordOutcome(outcome) };
+  await recordStopResult(deps, runId, recorded);
+  return recorded;
 }
+
+/** Creates the stop mark once; a later stop of the same run keeps the first mark. */
+function markStopObserved(files: RunFiles) {
+  try {
+    writeFileSync(files.stopObserved, new Date().toISOString(), { flag: 'wx' });
+  } catch {
+    // already marked (EEXIST), or the run folder is gone: then no checkpoint can be newer either
+  }
+}
+
+function modifiedAtMs(file: string): number | null {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return null;
+  }
+}
+
+/** The checkpoint as written, size-checked before it is read: an agent is untrusted and may write anything there. */
+function checkpointFile(file: string): CheckpointFile | null {
+  try {
+    const stat = statSync(file);
+    if (stat.size > MAX_CHECKPOINT_BYTES) return { text: null, writtenAtMs: stat.mtimeMs };
+    return { text: readFileSync(file, 'utf8'), writtenAtMs: stat.mtimeMs };
+  } catch {
+    return null;
+  }
+}
+
+/** a checkpoint names a session, not a transcript */
+const MAX_CHECKPOINT_BYTES = 64 * 1024;

@@ -7,6 +7,7 @@ import type { Deps } from '../services/deps';
 import { WakeDispatchError } from '../services/wakes';
 import { authenticate } from './auth';
 import { registerCoreRoutes } from './routes/core';
+import { registerExecutionBlockerRoutes } from './routes/execution-blockers';
 import { registerHoldRoutes } from './routes/holds';
 import { registerSupervisionRoutes } from './routes/supervision';
 import { registerWatchdogRoutes } from './routes/watchdogs';
@@ -74,6 +75,7 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   registerWatchdogRoutes(app, deps);
   registerHoldRoutes(app, deps);
   registerSupervisionRoutes(app, deps);
+  registerExecutionBlockerRoutes(app, deps);
   return app;
 }
 

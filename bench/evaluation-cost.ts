@@ -31,7 +31,7 @@ export async function evaluationCost(h: Harness, pool: pg.Pool): Promise<ResultR
   // way the evaluation computes it, so a mismatch (and a wake) would show up as a failed check below.
   const leaves = tree.issues
     .filter((i) => isLeaf.has(i.id))
-    .map((i) => ({ id: i.id, status: i.status, assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [] }))
+    .map((i) => ({ id: i.id, status: i.status, assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [], executionBlockerIds: [] }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)); // the order classifySubtree fingerprints in
   const { rows } = await pool.query<{ id: string }>(
     `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "lastReviewedFingerprint", "updatedAt")

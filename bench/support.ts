@@ -311,7 +311,7 @@ export async function seedIdleWatchdogs(pool: pg.Pool, companyId: string, agentI
     ...trees.map((t) => ({ id: t.rootId, parentId: null, status: 'in_progress' })),
     ...trees.map((t) => ({ id: t.leafId, parentId: t.rootId, status: 'done' })),
   ]);
-  const reviewed = trees.map((t) => stopFingerprint([{ id: t.leafId, status: 'done', assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [] }], { agentId, instructions: null }));
+  const reviewed = trees.map((t) => stopFingerprint([{ id: t.leafId, status: 'done', assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [], executionBlockerIds: [] }], { agentId, instructions: null }));
   await pool.query(
     `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "lastReviewedFingerprint", "updatedAt")
      SELECT u.id, $1::uuid, u.issue, u.issue, $2::uuid, u.fp, now() FROM unnest($3::uuid[], $4::uuid[], $5::text[]) AS u(id, issue, fp)`,

@@ -10,7 +10,7 @@ import { constants } from 'node:os';
 import path from 'node:path';
 import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { createTreewardenClient, TreewardenApiError } from '../client';
+import { createTreewardenClient, TreewardenApiError, type BlockerResolution } from '../client';
 import { uuidSchema, workflowId } from '../domain/ids';
 import { holdStateQuery, watchdogStateQuery } from '../workflows/definitions';
 
@@ -29,7 +29,7 @@ export function exitCodeFor(error: unknown): number {
   if (error instanceof TreewardenApiError) {
     if (error.code === 'bad_request') return EXIT.usage;
     if (error.code === 'not_found') return EXIT.notFound;
-    if (error.code === 'conflict') return EXIT.conflict;
+    if (error.code === 'conflict' || error.code === 'reconciliation_required') return EXIT.conflict;
     if (error.code === 'unauthorized' || error.code === 'forbidden') return EXIT.denied;
     return EXIT.error;
   }
@@ -50,8 +50,8 @@ Exit codes:
 Environment:
   TEMPORAL_ADDRESS     status: Temporal frontend (default 127.0.0.1:7233)
   TEMPORAL_NAMESPACE   status: namespace (default "default")
-  TREEWARDEN_API_URL   stop, inspect, ack, release: API base URL (default http://127.0.0.1:8787)
-  TREEWARDEN_TOKEN     stop, inspect, ack, release: a company board token`;
+  TREEWARDEN_API_URL   stop, inspect, ack, reconcile, release: API base URL (default http://127.0.0.1:8787)
+  TREEWARDEN_TOKEN     stop, inspect, ack, reconcile, release: a company board token`;
 
 interface JsonOption {
   json?: boolean;
@@ -228,6 +228,30 @@ function buildProgram(): Command {
     .action(async (runId: string, opts: JsonOption) => {
       const result = await apiClient().acknowledgeRun(uuid(runId, 'runId'));
       print(opts, result, () => `run ${result.id}: ${result.status}, ${result.failureState}`);
+    });
+
+  command(
+    'reconcile <blockerOrRunId>',
+    'resolve the execution blocker of a run stopped mid-turn (by blocker or run id); the interrupted work then resumes once',
+    'Resolve an execution blocker (POST /api/execution-blockers/:id/resolve). <blockerOrRunId> is the blocker id or the id of the run it names.\nResolving vouches for what the stopped run did; the interrupted task then resumes once (with the last release of any hold still covering it).',
+  )
+    .requiredOption('--resolution <resolution>', 'no_external_effects | effects_reviewed', (value: string) => {
+      if (value !== 'no_external_effects' && value !== 'effects_reviewed') throw new InvalidArgumentError('must be no_external_effects or effects_reviewed');
+      return value;
+    })
+    .option('--note <text>', 'what was reviewed')
+    .action(async (id: string, opts: JsonOption & { resolution: BlockerResolution; note?: string }) => {
+      const client = apiClient();
+      const given = uuid(id, 'blockerOrRunId');
+      const body = { resolution: opts.resolution, ...(opts.note ? { note: opts.note } : {}) };
+      const resolved = await client.resolveExecutionBlocker(given, body).catch(async (error: unknown) => {
+        if (!(error instanceof TreewardenApiError) || error.status !== 404) throw error;
+        // not a blocker id: the run's blocker, if the id is a run of this company
+        const run = await client.getRun(given).catch(() => null);
+        if (!run?.executionBlocker) throw error;
+        return client.resolveExecutionBlocker(run.executionBlocker.id, body);
+      });
+      print(opts, resolved, () => `execution blocker ${resolved.id} (run ${resolved.runId ?? '-'}): ${resolved.status} as ${resolved.resolution}`);
     });
 
   command('release <issueId> <holdId>', 'release a tree hold rooted at <issueId>: its interrupted runs resume')

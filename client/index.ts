@@ -101,6 +101,36 @@ export interface Issue {
   updatedAt: Timestamp;
 }
 
+/** `GET /api/issues/:id`: the issue with its execution blockers (active and resolved, oldest first). */
+export interface IssueWithBlockers extends Issue {
+  executionBlockers: ExecutionBlocker[];
+}
+
+export type BlockerResolution = 'no_external_effects' | 'effects_reviewed';
+
+/** A run stopped mid-turn with an unknown outcome: its issue is not replayed until a person resolves this. */
+export interface ExecutionBlocker {
+  id: string;
+  runId: string | null;
+  /** `stopped_mid_turn_unknown_outcome` */
+  cause: string;
+  /** what to review and how to resolve it */
+  nextAction: string;
+  status: 'active' | 'resolved';
+  createdAt: Timestamp;
+  resolvedAt: Timestamp | null;
+  resolution: BlockerResolution | null;
+  note: string | null;
+}
+
+export interface ResolveBlockerRequest {
+  resolution: BlockerResolution;
+  note?: string;
+}
+
+/** The continuation of a stopped run: `preserved` resumes once on release; `unknown_outcome` waits for reconciliation. */
+export type StopOutcome = 'preserved' | 'unknown_outcome' | 'before_adapter';
+
 export interface CreateIssueRequest {
   title: string;
   parentId?: string | null;
@@ -204,6 +234,7 @@ export interface WorkInspection {
   silence?: { state: string; decision: string | null; until: string | null };
   failure?: { state: string | null; inspection: unknown };
   supersededBy?: { run: { id: string; status: RunStatus }; evidence: GateEvidence | null } | null;
+  executionBlocker?: ExecutionBlocker | null;
   findings?: { id: string; verdict: Verdict; stateVersion: number; findingHash: string; details: unknown; createdAt: string }[];
 }
 
@@ -247,8 +278,18 @@ export interface Run {
   error: string | null;
   stopKind: 'operator_hold' | 'operator_stop' | 'worker_lost' | null;
   stoppedByHoldId: string | null;
-  /** the verified stop: `stop-partial` attempts list their survivors */
-  stopResult: { verdict: 'terminal-clean' | 'stop-partial'; attempts: StopAttempt[]; verifiedAt: string } | null;
+  /** the verified stop: `stop-partial` attempts list their survivors; `checkpoint` when preserved */
+  stopResult: {
+    verdict: 'terminal-clean' | 'stop-partial';
+    attempts: StopAttempt[];
+    verifiedAt: string;
+    outcome?: StopOutcome;
+    checkpoint?: Record<string, unknown>;
+    outcomeReason?: string;
+  } | null;
+  stopOutcome: StopOutcome | null;
+  /** the blocker this run's stop created, if any */
+  executionBlocker: ExecutionBlocker | null;
   failureState: 'uninspected' | 'inspected' | 'superseded' | 'acknowledged' | null;
   silentState: 'ok' | 'suspicious' | 'critical' | null;
   supersededByRunId: string | null;
@@ -335,6 +376,8 @@ export interface TreeHoldMember {
   activeRunStatus: RunStatus | null;
   /** the run this hold interrupted (owes a resume on release) */
   interruptedRunId: string | null;
+  /** the blocker the interrupted run's stop created (unknown outcome), if any */
+  executionBlocker: ExecutionBlocker | null;
 }
 
 export interface TreeHoldWithMembers extends TreeHold {
@@ -424,7 +467,10 @@ export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetc
     createIssue: (companyId: string, body: CreateIssueRequest, options?: CreateOptions) => call<Issue>('POST', path`/api/companies/${companyId}/issues`, body, options),
     listIssues: (companyId: string, query: ListIssuesQuery = {}) =>
       call<List<Issue>>('GET', path`/api/companies/${companyId}/issues` + (query.parentId ? `?parentId=${encodeURIComponent(query.parentId)}` : '')),
-    getIssue: (issueId: string) => call<Issue>('GET', path`/api/issues/${issueId}`),
+    getIssue: (issueId: string) => call<IssueWithBlockers>('GET', path`/api/issues/${issueId}`),
+    listExecutionBlockers: (issueId: string) => call<List<ExecutionBlocker>>('GET', path`/api/issues/${issueId}/execution-blockers`),
+    /** board only; 409 `conflict` when already resolved. The interrupted work then resumes once (after any covering hold). */
+    resolveExecutionBlocker: (blockerId: string, body: ResolveBlockerRequest) => call<ExecutionBlocker>('POST', path`/api/execution-blockers/${blockerId}/resolve`, body),
     updateIssue: (issueId: string, body: UpdateIssueRequest) => call<Issue>('PATCH', path`/api/issues/${issueId}`, body),
     addComment: (issueId: string, body: string, options?: CreateOptions) => call<Comment>('POST', path`/api/issues/${issueId}/comments`, { body }, options),
     wakeIssue: (issueId: string, body: WakeRequest = {}) => call<Wake>('POST', path`/api/issues/${issueId}/wake`, body),
@@ -459,7 +505,11 @@ export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetc
       call<ResumeTreeResult>('POST', path`/api/issues/${issueId}/tree-holds`, { mode: 'resume', ...body }),
     listTreeHolds: (issueId: string) => call<List<TreeHold>>('GET', path`/api/issues/${issueId}/tree-holds`),
     getTreeHold: (holdId: string) => call<TreeHoldWithMembers>('GET', path`/api/tree-holds/${holdId}`),
-    /** 409 `conflict` when the hold is not active (released already, or by a concurrent release) */
+    /**
+     * 409 `conflict` when the hold is not active (released already, or by a concurrent release);
+     * 409 `reconciliation_required` with `wakeAgents` while a member has an active execution blocker
+     * (`details`: `{ issueId, runId, blockerId }[]`; the hold stays active)
+     */
     releaseTreeHold: (issueId: string, holdId: string, body: ReleaseTreeHoldRequest = {}) =>
       call<ReleaseTreeHoldResult>('POST', path`/api/issues/${issueId}/tree-holds/${holdId}/release`, body),
   };

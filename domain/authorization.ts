@@ -29,6 +29,7 @@ export const ACTIONS = [
   'run.record_evidence',
   'run.ack',
   'run.silence',
+  'blocker.resolve',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -81,6 +82,8 @@ const RULES: Record<Action, Rule> = {
   'run.record_evidence': { what: 'recording gate evidence', run: 'own', watchdogRun: 'none' },
   'run.ack': { what: 'acknowledging a failure', run: 'none', watchdogRun: 'none' },
   'run.silence': { what: 'deciding on a silent run', run: 'none', watchdogRun: 'none' },
+  // reconciling an unknown outcome is a person's call (composer-stop.md), never the agent's own
+  'blocker.resolve': { what: 'resolving an execution blocker', run: 'none', watchdogRun: 'none' },
 };
 
 const reaches = (allowed: RunReach, reach: Reach): boolean =>

@@ -5,6 +5,8 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  /** a release with `wakeAgents` while a member still needs reconciliation (a 409 clients tell apart) */
+  | 'reconciliation_required'
   | 'unprocessable'
   | 'payload_too_large'
   | 'unavailable';
@@ -20,6 +22,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'not_found':
       return 404;
     case 'conflict':
+    case 'reconciliation_required':
       return 409;
     case 'unprocessable':
       return 422;

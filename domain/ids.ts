@@ -9,4 +9,5 @@ export const workflowId = {
   treeHold: (holdId: string) => `tree-hold:${holdId}`,
   agentRun: (runId: string) => `agent-run:${runId}`,
   backgroundJob: (jobId: string) => `background-job:${jobId}`,
+  blockerResolution: (blockerId: string) => `execution-blocker:${blockerId}`,
 };

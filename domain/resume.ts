@@ -1,4 +1,11 @@
-/** The rule that decides whether an interrupted run is owed exactly one resume. Pure. */
+/**
+ * The rule that decides whether an interrupted run is owed exactly one resume. Pure.
+ *
+ * A run stopped before its adapter is owed one. One stopped inside it (mid-turn) is owed one only
+ * when its outcome is known: the agent preserved a verified checkpoint, or a person reconciled it
+ * (resolved its execution blocker). Anything else is never replayed blindly: it is skipped, with
+ * its blocker visible, and the obligation stays unclaimed until one of the two happens.
+ */
 export interface InterruptedRunFacts {
   runId: string;
   runIsLatestOnIssue: boolean;
@@ -7,6 +14,10 @@ export interface InterruptedRunFacts {
   /** the hold that stopped the run had the run in its member snapshot and was active then */
   namedBySnapshotOfStoppingHold: boolean;
   adapterEntered: boolean;
+  /** the verified stop was clean and the agent wrote a resumable checkpoint after it was requested */
+  checkpointPreserved: boolean;
+  /** the execution blocker of this run was resolved by a person */
+  blockerResolved: boolean;
   issueAssigneeId: string | null;
   runAgentId: string;
   agentInvokable: boolean;
@@ -29,6 +40,7 @@ export function decideResume(f: InterruptedRunFacts): ResumeDecision {
   if (!f.agentInvokable) return { kind: 'none', reason: 'agent_not_invokable' };
   if (f.coveringActiveHolds > 0) return { kind: 'wait', reason: 'still_held' };
   if (!f.runSettled) return { kind: 'wait', reason: 'stop_unwinding' };
-  if (f.adapterEntered || f.activeExecutionBlockers > 0) return { kind: 'skip', reason: 'execution_blocker' };
+  if (f.activeExecutionBlockers > 0) return { kind: 'skip', reason: 'execution_blocker' };
+  if (f.adapterEntered && !f.checkpointPreserved && !f.blockerResolved) return { kind: 'skip', reason: 'execution_blocker' };
   return { kind: 'owed' };
 }

@@ -20,6 +20,8 @@ export interface SubtreeNode {
   hasAnyRun: boolean;
   blockerIds: string[];
   pendingInteractionIds: string[];
+  /** active execution blockers: a run stopped mid-turn with an unknown outcome waits for a person */
+  executionBlockerIds: string[];
 }
 
 export interface WatchdogConfig {
@@ -60,6 +62,7 @@ export interface StoppedLeaf {
   assigneeAgentId: string | null;
   blockerIds: string[];
   pendingInteractionIds: string[];
+  executionBlockerIds: string[];
 }
 
 export interface Classification {
@@ -102,13 +105,15 @@ export function classifySubtree(nodes: SubtreeNode[], config: WatchdogConfig, no
   }
   const parents = new Set(included.map((n) => n.parentId));
   const stoppedLeaves = included
-    .filter((n) => !parents.has(n.id) || n.pendingInteractionIds.length > 0)
+    // a parent that waits for a person (an interaction, a reconciliation) is stopped work too
+    .filter((n) => !parents.has(n.id) || n.pendingInteractionIds.length > 0 || n.executionBlockerIds.length > 0)
     .map((n) => ({
       id: n.id,
       status: n.status,
       assigneeAgentId: n.assigneeAgentId,
       blockerIds: [...n.blockerIds].sort(),
       pendingInteractionIds: [...n.pendingInteractionIds].sort(),
+      executionBlockerIds: [...n.executionBlockerIds].sort(),
     }))
     // code-unit order rather than localeCompare: identical for UUIDs (so fingerprints are unchanged),
     // and ICU collation made sorting a 10k-issue subtree's leaves most of an evaluation (bench scenario 1)
@@ -118,7 +123,12 @@ export function classifySubtree(nodes: SubtreeNode[], config: WatchdogConfig, no
 
 export function stopFingerprint(leaves: StoppedLeaf[], config: WatchdogConfig): string {
   const material = {
-    leaves: leaves.map((l) => [l.id, l.status, l.assigneeAgentId, l.blockerIds, l.pendingInteractionIds]),
+    // active execution blockers are material (a stranded task wakes the watchdog once, resolving
+    // re-arms it); appended only when present, so fingerprints of subtrees without any are unchanged
+    leaves: leaves.map((l) => {
+      const leaf: unknown[] = [l.id, l.status, l.assigneeAgentId, l.blockerIds, l.pendingInteractionIds];
+      return l.executionBlockerIds.length > 0 ? [...leaf, l.executionBlockerIds] : leaf;
+    }),
     config: [config.agentId, config.instructions],
   };
   return createHash('sha256').update(JSON.stringify(material)).digest('hex');

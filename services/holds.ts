@@ -1,10 +1,12 @@
 /** Tree holds: pause a subtree, release it, and re-dispatch exactly the interrupted work. */
 import type { Actor } from '../domain/actor';
+import { AppError } from '../domain/errors';
 import { ACTIONABLE_ISSUE_STATUSES, isInvokable, LIVE_RUN_STATUSES } from '../domain/statuses';
 import { logActivity } from './activity-log';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from './concurrency';
 import type { Deps } from './deps';
 import { notifySubtreeChanged } from './notify';
+import { blockersByRun, unreconciledIn } from './execution-blockers';
 import { emptyReport, resumeEachIfOwed, type ResumeReport } from './resume';
 import { requestStop } from './runs';
 import { lockCompanyScheduling, subtree } from './tree';
@@ -78,8 +80,25 @@ export async function applyPause(deps: Deps, holdId: string) {
   return getHoldWithMembers(deps, holdId);
 }
 
+/** A hold with its member snapshot; each member names the execution blocker its interrupted run left, if any. */
 export async function getHoldWithMembers(deps: Deps, holdId: string) {
-  return deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId }, include: { members: { orderBy: [{ depth: 'asc' }, { issueId: 'asc' }] } } });
+  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId }, include: { members: { orderBy: [{ depth: 'asc' }, { issueId: 'asc' }] } } });
+  const blockers = await blockersByRun(deps.db, hold.members.map((m) => m.interruptedRunId));
+  return { ...hold, members: hold.members.map((m) => ({ ...m, executionBlocker: (m.interruptedRunId && blockers.get(m.interruptedRunId)) || null })) };
+}
+
+/**
+ * `wakeAgents` would wake members whose last run has an unknown outcome: refused while any issue
+ * under the hold's root has an active blocker, so the hold stays active (composer-stop.md).
+ */
+export async function assertReconciled(deps: Deps, rootIssueId: string): Promise<void> {
+  const unreconciled = await unreconciledIn(deps.db, (await subtree(deps.db, rootIssueId)).map((n) => n.id));
+  if (unreconciled.length === 0) return;
+  throw new AppError(
+    'reconciliation_required',
+    `${unreconciled.length} task(s) under this hold were stopped mid-turn with an unknown outcome: resolve their execution blockers first, or release without wakeAgents`,
+    unreconciled,
+  );
 }
 
 export interface ReleaseResult extends ResumeReport {

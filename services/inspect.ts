@@ -10,6 +10,7 @@ import { isTerminalRunStatus } from '../domain/statuses';
 import { VERDICT_ACTIONS, verdictOf, type FailureState, type SilenceLevel, type Verdict } from '../domain/supervision';
 import { permitOnRun } from './authority';
 import type { Deps } from './deps';
+import { blockersByRun } from './execution-blockers';
 import { resolveWork } from './jobs';
 import { modifiedAt, ownedProcesses, writersAlive, type ProcessInfo } from './process-table';
 import { runFiles } from './run-files';
@@ -84,10 +85,11 @@ export async function inspectWork(deps: Deps, id: string, actor: Actor) {
     silence: (run.silentState ?? 'ok') as SilenceLevel,
     tombstone,
   });
-  const [supersededBy, evidence, findings] = await Promise.all([
+  const [supersededBy, evidence, findings, blockers] = await Promise.all([
     run.supersededByRunId ? deps.db.run.findUnique({ where: { id: run.supersededByRunId }, select: { id: true, status: true, finishedAt: true } }) : null,
     run.supersessionEvidenceId ? deps.db.gateEvidence.findUnique({ where: { id: run.supersessionEvidenceId } }) : null,
     deps.db.finding.findMany({ where: { runId: run.id }, orderBy: { createdAt: 'asc' } }),
+    blockersByRun(deps.db, [run.id]),
   ]);
   return {
     kind: 'agent_run' as const,
@@ -103,6 +105,8 @@ export async function inspectWork(deps: Deps, id: string, actor: Actor) {
     silence: { state: run.silentState ?? 'ok', decision: run.silentDecision, until: run.silentDecisionUntil },
     failure: { state: run.failureState, inspection: run.inspection },
     supersededBy: supersededBy ? { run: supersededBy, evidence } : null,
+    // a stop mid-turn without a verified checkpoint: replay waits for a person's reconciliation
+    executionBlocker: blockers.get(run.id) ?? null,
     findings,
   };
 }

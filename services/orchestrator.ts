@@ -37,6 +37,13 @@ export interface JobStart {
   title: string;
 }
 
+export interface BlockerResolutionStart {
+  blockerId: string;
+  companyId: string;
+  issueId: string;
+  title: string;
+}
+
 export interface Orchestrator {
   startRun(run: RunStart): Promise<void>;
   cancelRun(runId: string): Promise<void>;
@@ -50,4 +57,6 @@ export interface Orchestrator {
   releaseHold(request: ReleaseRequest): Promise<HoldReleaseOutcome>;
   startJob(job: JobStart): Promise<void>;
   cancelJob(jobId: string): Promise<void>;
+  /** Starts the dispatch of the resume a resolved execution blocker owes. */
+  startBlockerResolution(resolution: BlockerResolutionStart): Promise<void>;
 }

@@ -24,6 +24,15 @@ interface Decided {
   companyId: string;
   holdId: string | null;
   agentId: string;
+  /** what the resumed run is told about the interrupted one */
+  continuation: Continuation;
+}
+
+/** In the resumed run's context beside `holdId` and `interruptedRunId`. */
+interface Continuation {
+  /** the checkpoint the interrupted run preserved; null when a person reconciled it instead */
+  checkpoint: unknown;
+  reconciliation?: { blockerId: string; resolution: string | null };
 }
 
 interface ResumeFactsRow {
@@ -35,6 +44,9 @@ interface ResumeFactsRow {
   stopKind: string | null;
   stoppedByHoldId: string | null;
   adapterEntered: boolean;
+  checkpoint: unknown;
+  resolvedBlockerId: string | null;
+  resolution: string | null;
   agentStatus: AgentStatus;
   issueAssigneeId: string | null;
   isLatest: boolean;
@@ -60,6 +72,8 @@ async function decideAll(deps: Deps, runIds: string[]): Promise<Decided[]> {
     )
     SELECT t.id::text AS "runId", t."issueId"::text AS "issueId", t."companyId"::text AS "companyId", t."agentId"::text AS "agentId",
       t.status::text AS status, t."stopKind", t."stoppedByHoldId"::text AS "stoppedByHoldId", t."adapterEntered",
+      CASE WHEN t."stopResult"->>'outcome' = 'preserved' THEN t."stopResult"->'checkpoint' END AS checkpoint,
+      rb.id::text AS "resolvedBlockerId", rb.resolution,
       a.status::text AS "agentStatus", i."assigneeAgentId"::text AS "issueAssigneeId",
       coalesce((SELECT l.id FROM "Run" l WHERE l."issueId" = t."issueId" AND l."wakeRequestId" IS NOT NULL ORDER BY l."createdAt" DESC LIMIT 1) = t.id, false) AS "isLatest",
       EXISTS (SELECT 1 FROM "ResumeClaim" c WHERE c."interruptedRunId" = t.id) AS claimed,
@@ -67,7 +81,8 @@ async function decideAll(deps: Deps, runIds: string[]): Promise<Decided[]> {
       (SELECT count(*)::int FROM up JOIN "TreeHold" h ON h."rootIssueId" = up.id WHERE up."runId" = t.id AND h.status = 'active') AS holds,
       -- the pause writes the snapshot only while its hold is active
       EXISTS (SELECT 1 FROM "TreeHoldMember" m WHERE m."holdId" = t."stoppedByHoldId" AND m."interruptedRunId" = t.id) AS named
-    FROM target t JOIN "Agent" a ON a.id = t."agentId" JOIN "Issue" i ON i.id = t."issueId"`;
+    FROM target t JOIN "Agent" a ON a.id = t."agentId" JOIN "Issue" i ON i.id = t."issueId"
+    LEFT JOIN LATERAL (SELECT b.id, b.resolution FROM "ExecutionBlocker" b WHERE b."runId" = t.id AND b.status = 'resolved' ORDER BY b."resolvedAt" DESC LIMIT 1) rb ON true`;
   return rows.map((r) => ({
     decision: decideResume({
       runId: r.runId,
@@ -76,6 +91,8 @@ async function decideAll(deps: Deps, runIds: string[]): Promise<Decided[]> {
       stopKind: r.stopKind,
       namedBySnapshotOfStoppingHold: r.named,
       adapterEntered: r.adapterEntered,
+      checkpointPreserved: r.checkpoint !== null,
+      blockerResolved: r.resolvedBlockerId !== null,
       issueAssigneeId: r.issueAssigneeId,
       runAgentId: r.agentId,
       agentInvokable: isInvokable(r.agentStatus),
@@ -88,6 +105,10 @@ async function decideAll(deps: Deps, runIds: string[]): Promise<Decided[]> {
     companyId: r.companyId,
     holdId: r.stoppedByHoldId,
     agentId: r.agentId,
+    continuation: {
+      checkpoint: r.checkpoint,
+      ...(r.resolvedBlockerId ? { reconciliation: { blockerId: r.resolvedBlockerId, resolution: r.resolution } } : {}),
+    },
   }));
 }
 
@@ -114,7 +135,7 @@ export async function resumeIfOwed(deps: Deps, interruptedRunId: string, report:
   await actOn(deps, decided, report, releasingHoldId);
 }
 
-async function actOn(deps: Deps, { decision, runId: interruptedRunId, issueId, companyId, holdId, agentId }: Decided, report: ResumeReport, releasingHoldId?: string): Promise<void> {
+async function actOn(deps: Deps, { decision, runId: interruptedRunId, issueId, companyId, holdId, agentId, continuation }: Decided, report: ResumeReport, releasingHoldId?: string): Promise<void> {
   switch (decision.kind) {
     case 'none':
     case 'wait':
@@ -143,7 +164,7 @@ async function actOn(deps: Deps, { decision, runId: interruptedRunId, issueId, c
         agentId,
         issueId,
         reason: 'issue_tree_resumed',
-        context: { holdId: releasingHoldId ?? holdId, interruptedRunId },
+        context: { holdId: releasingHoldId ?? holdId, interruptedRunId, ...continuation },
       });
       const { count } = await tx.resumeClaim.createMany({
         data: [{ interruptedRunId, holdId: releasingHoldId ?? holdId ?? '', wakeRequestId: wake.id }],

@@ -9,6 +9,10 @@ export interface RunFiles {
   /** the run appends to it to say it is making progress */
   journal: string;
   context: string;
+  /** `TREEWARDEN_CHECKPOINT_FILE`: a resumable agent writes `{"resumable": true, ...}` here on SIGTERM */
+  checkpoint: string;
+  /** touched when the supervisor sees the stop, before it signals: a checkpoint must be newer */
+  stopObserved: string;
   /** in the workspace: holds the pid of the process writing to it */
   writerLock: string;
   /** in the workspace: names the run that finished its work there */
@@ -23,6 +27,8 @@ export function runFiles(runId: string, workdir: string | null): RunFiles {
     output: join(runDir, 'output.log'),
     journal: join(runDir, 'journal.log'),
     context: join(runDir, 'context.json'),
+    checkpoint: join(runDir, 'checkpoint.json'),
+    stopObserved: join(runDir, 'stop-observed'),
     writerLock: join(workspace, '.treewarden-writer.lock'),
     tombstone: join(workspace, '.treewarden-tombstone'),
   };

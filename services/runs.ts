@@ -3,8 +3,10 @@ import type { Tx } from '../db/prisma';
 import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
 import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
+import { preservedCheckpoint } from '../domain/checkpoint';
 import { logActivity } from './activity-log';
 import { permitOnRun } from './authority';
+import { unknownOutcomeBlocker } from './execution-blockers';
 import type { Deps } from './deps';
 import { notifySubtreeChanged } from './notify';
 import { stopJobsOf } from './jobs';
@@ -63,17 +65,10 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
       },
     });
     await tx.apiToken.updateMany({ where: { runId, revokedAt: null }, data: { revokedAt: new Date() } });
-    if (status === 'cancelled' && run.adapterEntered && run.stopKind === 'operator_hold') {
+    const checkpoint = preservedCheckpoint(run.stopResult);
+    if (status === 'cancelled' && run.adapterEntered && run.stopKind === 'operator_hold' && !checkpoint) {
       // the adapter may have acted before the stop landed: never replay it blindly
-      await tx.executionBlocker.create({
-        data: {
-          companyId: run.companyId,
-          issueId: run.issueId,
-          runId,
-          cause: 'stopped_mid_turn_unknown_outcome',
-          nextAction: `Review what run ${runId} did before it was stopped, then resolve this blocker and wake the assignee.`,
-        },
-      });
+      await tx.executionBlocker.create({ data: unknownOutcomeBlocker(run) });
     }
     await logActivity(tx, {
       companyId: run.companyId,
@@ -81,7 +76,7 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
       action: `run.${status}`,
       entityType: 'run',
       entityId: runId,
-      details: { issueId: run.issueId, stopKind: run.stopKind, adapterEntered: run.adapterEntered },
+      details: { issueId: run.issueId, stopKind: run.stopKind, adapterEntered: run.adapterEntered, preserved: checkpoint !== null },
     });
     return { status, issueId: run.issueId };
   });

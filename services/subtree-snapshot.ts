@@ -54,21 +54,34 @@ function walkWithFacts(root: Prisma.Sql): Prisma.Sql {
     pending AS (
       SELECT "issueId", array_agg(id::text) AS ids FROM "Interaction" WHERE status = 'pending' AND "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
     ),
+    reconciliations AS (
+      SELECT "issueId", array_agg(id::text) AS ids FROM "ExecutionBlocker" WHERE status = 'active' AND "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
+    ),
     nodes AS (
       SELECT t.id::text, t."parentId"::text, t.depth, t.status::text, t."assigneeAgentId"::text, t."createdAt",
         coalesce(runs.live, false) AS "hasLiveRun", wakes."issueId" IS NOT NULL AS "hasQueuedWake", runs."issueId" IS NOT NULL AS "hasAnyRun",
-        blockers.ids AS "blockerIds", pending.ids AS "pendingInteractionIds"
+        blockers.ids AS "blockerIds", pending.ids AS "pendingInteractionIds", reconciliations.ids AS "executionBlockerIds"
       FROM t
       LEFT JOIN runs ON runs."issueId" = t.id
       LEFT JOIN wakes ON wakes."issueId" = t.id
       LEFT JOIN blockers ON blockers."issueId" = t.id
       LEFT JOIN pending ON pending."issueId" = t.id
+      LEFT JOIN reconciliations ON reconciliations."issueId" = t.id
     )`;
 }
 
-type NodeRow = Omit<SubtreeNode, 'blockerIds' | 'pendingInteractionIds'> & { blockerIds: string[] | null; pendingInteractionIds: string[] | null };
+type NodeRow = Omit<SubtreeNode, 'blockerIds' | 'pendingInteractionIds' | 'executionBlockerIds'> & {
+  blockerIds: string[] | null;
+  pendingInteractionIds: string[] | null;
+  executionBlockerIds: string[] | null;
+};
 
-const toNode = (n: NodeRow): SubtreeNode => ({ ...n, blockerIds: n.blockerIds ?? [], pendingInteractionIds: n.pendingInteractionIds ?? [] });
+const toNode = (n: NodeRow): SubtreeNode => ({
+  ...n,
+  blockerIds: n.blockerIds ?? [],
+  pendingInteractionIds: n.pendingInteractionIds ?? [],
+  executionBlockerIds: n.executionBlockerIds ?? [],
+});
 
 /** Every included issue under (and including) `issueId`, with the facts the classifier needs. */
 export async function loadSubtree(db: Db, issueId: string): Promise<SubtreeNode[]> {

@@ -23,7 +23,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
   };
   /** Starts a run-like workflow once: a duplicate start (a retried dispatch) is not an error. */
   const startOnce = async (
-    type: 'agentRunWorkflow' | 'backgroundJobWorkflow',
+    type: 'agentRunWorkflow' | 'backgroundJobWorkflow' | 'blockerResolutionWorkflow',
     id: string,
     input: Record<string, string>,
     meta: { kind: string; state: string; summary: string; companyId: string; issueId: string; title: string },
@@ -66,6 +66,14 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
     },
     async startJob(job) {
       await startOnce('backgroundJobWorkflow', workflowId.backgroundJob(job.jobId), { jobId: job.jobId }, { kind: 'background_job', state: 'running', summary: job.title, ...job });
+    },
+    async startBlockerResolution(resolution) {
+      await startOnce(
+        'blockerResolutionWorkflow',
+        workflowId.blockerResolution(resolution.blockerId),
+        { blockerId: resolution.blockerId },
+        { kind: 'execution_blocker', state: 'resolved', summary: `Resume after reconciling "${resolution.title}"`, ...resolution },
+      );
     },
     async cancelJob(jobId) {
       await client.workflow.getHandle(workflowId.backgroundJob(jobId)).cancel().catch(ignore(WorkflowNotFoundError));

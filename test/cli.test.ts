@@ -37,6 +37,7 @@ test('exitCodeFor maps every failure to its documented code', () => {
     [new WorkflowNotFoundError('gone', 'agent-run:x', undefined), EXIT.notFound],
     [new TreewardenApiError(404, 'not_found', 'run not found'), EXIT.notFound],
     [new TreewardenApiError(409, 'conflict', 'not active'), EXIT.conflict],
+    [new TreewardenApiError(409, 'reconciliation_required', 'resolve the execution blockers first'), EXIT.conflict],
     [new TreewardenApiError(401, 'unauthorized', 'no token'), EXIT.denied],
     [new TreewardenApiError(403, 'forbidden', 'board only'), EXIT.denied],
     [new ServiceError('describe failed', { cause: grpcDenied }), EXIT.denied],
@@ -52,7 +53,7 @@ test('--help lists the commands and the exit codes', async () => {
   const { code, stdout } = await cli(['--help']);
   expect(code).toBe(0);
   const listed = [...stdout.matchAll(/^ {2}(\w+) \[options\]/gm)].map((m) => m[1]);
-  expect(listed).toEqual(['worker', 'api', 'status', 'stop', 'inspect', 'ack', 'release']);
+  expect(listed).toEqual(['worker', 'api', 'status', 'stop', 'inspect', 'ack', 'reconcile', 'release']);
   expect(stdout).toMatch(/Exit codes:[\s\S]*4 {2}conflict/);
 });
 

@@ -5,7 +5,7 @@
  * reads back from the histories. (TREEWARDEN_TEST_MAX_CACHED=0 does the same for any test file.)
  */
 import { seedCompany, startHarness, type Harness } from './support/harness';
-import { holdInterruptsRun, runFails, watchdogWakes } from './support/scenarios';
+import { blockerResolved, holdInterruptsRun, runFails, watchdogWakes } from './support/scenarios';
 
 let h: Harness;
 beforeAll(async () => {
@@ -44,4 +44,10 @@ test('run: a failing agent command settles the run once', async () => {
   const c = await seedCompany(h);
   const { runWorkflowId } = await runFails(h, c);
   expect(await failedWorkflowTasks([runWorkflowId])).toEqual([]);
+});
+
+test('reconciliation: a resolved blocker dispatches its resume once', async () => {
+  const c = await seedCompany(h);
+  const { resolutionWorkflowId } = await blockerResolved(h, c);
+  expect(await failedWorkflowTasks([resolutionWorkflowId])).toEqual([]);
 });

@@ -4,8 +4,10 @@
  * once, a restarted worker brings back every active watchdog's workflow, and a run whose worker
  * died is reconciled with nothing of it left running.
  */
+import { existsSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
 import { ownedProcesses } from '../services/process-table';
+import { runFiles } from '../services/run-files';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
 import { pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
@@ -104,6 +106,38 @@ test('a worker killed at random points of a release fan-out: every owed resume e
   }
   // most kills must have hit the fan-out itself, or the trials prove little
   expect(landed).toBeGreaterThanOrEqual(10);
+}, 900_000);
+
+test('a worker killed while dispatching a resolved blocker\'s resume: still exactly one resume (8 trials)', async () => {
+  const random = seededRandom(11);
+  const c = await seedCompany(h);
+  // mid-`sleep` without a checkpoint (unknown outcome); the resumed run exits at once
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait'] });
+  let landed = 0;
+  for (let trial = 0; trial < 8; trial++) {
+    const parent = await c.issue({ title: `stranded ${trial}` });
+    const child = await c.issue({ title: `child ${trial}`, parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+    const runId: string = (await h.request('POST', `/api/issues/${child.id}/wake`, c.token, {})).body.runId;
+    await eventually('the agent is mid-command', async () => existsSync(runFiles(runId, null).journal), 60_000);
+    const hold = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
+    await eventually('the stop verified', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).status === 'cancelled', 60_000);
+    expect((await h.request('POST', `/api/issues/${parent.id}/tree-holds/${hold.body.id}/release`, c.token, {})).body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
+    const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
+
+    let dispatched = false;
+    const resumedRuns = () => h.services.db.run.findMany({ where: { issueId: child.id, wakeReason: 'issue_tree_resumed' } });
+    const resolving = h.request('POST', `/api/execution-blockers/${blocker.id}/resolve`, c.token, { resolution: 'no_external_effects' });
+    const watching = eventually('the resume', async () => (dispatched = (await resumedRuns()).length > 0), 120_000);
+    if (await killMidActivity(workflowId.blockerResolution(blocker.id), 'resumeAfterResolution', Math.floor(random() * 40), () => dispatched)) landed++;
+    expect((await resolving).status).toBe(200);
+    await watching;
+    await eventually('the resolution workflow completed', async () => (await h.services.client.workflow.getHandle(workflowId.blockerResolution(blocker.id)).describe()).status.name === 'COMPLETED', 120_000);
+    expect(await resumedRuns()).toHaveLength(1);
+    expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(1);
+    await fleetRestored();
+  }
+  // the dispatch is short: some kills land after it finished, but some must land inside it
+  expect(landed).toBeGreaterThanOrEqual(1);
 }, 900_000);
 
 test('a worker that starts brings back the workflow of every active watchdog', async () => {

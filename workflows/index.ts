@@ -1,5 +1,6 @@
 /** The workflow bundle's entry: every workflow type the worker serves. */
 export { agentRunWorkflow } from './agent-run';
 export { backgroundJobWorkflow } from './background-job';
+export { blockerResolutionWorkflow } from './blocker-resolution';
 export { taskWatchdogWorkflow } from './task-watchdog';
 export { treeHoldWorkflow } from './tree-hold';

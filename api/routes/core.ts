@@ -9,6 +9,7 @@ import { hashToken, newTokenSecret } from '../../domain/tokens';
 import { jsonRecord, safeString } from '../../domain/safe-input';
 import { logActivity } from '../../services/activity-log';
 import { permit, permitOnIssue } from '../../services/authority';
+import { blockersByRun, blockersOfIssue, type PresentedBlocker } from '../../services/execution-blockers';
 import type { Deps } from '../../services/deps';
 import { addComment, createIssue, issueInCompany, presentIssue, updateIssue } from '../../services/issues';
 import { stopRunForActor } from '../../services/runs';
@@ -28,11 +29,14 @@ export const presentRun = (r: {
   id: string; companyId: string; issueId: string; agentId: string; status: string; wakeReason: string; context: unknown;
   startedAt: Date | null; finishedAt: Date | null; exitCode: number | null; error: string | null; stopKind: string | null; stoppedByHoldId: string | null; createdAt: Date;
   stopResult: unknown; failureState: string | null; silentState: string | null; supersededByRunId: string | null;
-}) => ({
+}, executionBlocker: PresentedBlocker | null = null) => ({
   id: r.id, companyId: r.companyId, issueId: r.issueId, agentId: r.agentId, status: r.status, wakeReason: r.wakeReason, context: r.context,
   startedAt: r.startedAt, finishedAt: r.finishedAt, exitCode: r.exitCode, error: r.error, stopKind: r.stopKind, stoppedByHoldId: r.stoppedByHoldId, createdAt: r.createdAt,
   // supervision: the verified stop (stop-partial attempts included), the failure's reconciliation, silence
   stopResult: r.stopResult, failureState: r.failureState, silentState: r.silentState, supersededByRunId: r.supersededByRunId,
+  // continuation: `preserved` (resumes on release), `unknown_outcome` (blocked until reconciled) or `before_adapter`
+  stopOutcome: (r.stopResult as { outcome?: string } | null)?.outcome ?? null,
+  executionBlocker,
 });
 
 export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
@@ -122,7 +126,8 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
 
   app.get('/api/issues/:id', async (request) => {
     const { id } = ids(request.params, 'id');
-    return presentIssue(await issueInCompany(db, companyActor(request.actor), id));
+    const issue = await issueInCompany(db, companyActor(request.actor), id);
+    return { ...presentIssue(issue), executionBlockers: await blockersOfIssue(db, id) };
   });
 
   app.patch('/api/issues/:id', async (request) => {
@@ -169,7 +174,8 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
     const { id } = ids(request.params, 'id');
     await issueInCompany(db, companyActor(request.actor), id);
     const runs = await db.run.findMany({ where: { issueId: id }, orderBy: { createdAt: 'asc' } });
-    return { items: runs.map(presentRun) };
+    const blockers = await blockersByRun(db, runs.map((r) => r.id));
+    return { items: runs.map((r) => presentRun(r, blockers.get(r.id) ?? null)) };
   });
 
   app.get('/api/runs/:id', async (request) => {
@@ -177,7 +183,7 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
     const actor = companyActor(request.actor);
     const run = await db.run.findUnique({ where: { id } });
     if (!run || run.companyId !== actor.companyId) throw notFound('run');
-    return presentRun(run);
+    return presentRun(run, (await blockersByRun(db, [id])).get(id) ?? null);
   });
 
   app.post('/api/runs/:id/stop', async (request) => {

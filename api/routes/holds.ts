@@ -8,7 +8,7 @@ import { AppError, notFound } from '../../domain/errors';
 import { safeString } from '../../domain/safe-input';
 import { permit } from '../../services/authority';
 import type { Deps } from '../../services/deps';
-import { activeHoldsInside, createHold, getHoldWithMembers } from '../../services/holds';
+import { activeHoldsInside, assertReconciled, createHold, getHoldWithMembers } from '../../services/holds';
 import { issueInCompany } from '../../services/issues';
 import { companyActor, ids, parse } from '../validation';
 
@@ -51,6 +51,7 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
       return reply.status(201).send(await getHoldWithMembers(deps, hold.id));
     }
     const holds = await activeHoldsInside(deps, id);
+    if (body.wakeAgents) for (const hold of holds) await assertReconciled(deps, hold.rootIssueId);
     const merged: Omit<HoldReleaseOutcome, 'holdId'> & { holds: unknown[] } = { holds: [], resumed: [], skipped: [], wakeFailures: [] };
     for (const hold of holds) {
       const outcome = await release(actor.companyId, hold.id, body.wakeAgents ?? false).catch((error: unknown) => {
@@ -92,6 +93,7 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
     const hold = await db.treeHold.findUnique({ where: { id: holdId } });
     if (!hold || hold.companyId !== actor.companyId || hold.rootIssueId !== id) throw notFound('tree hold');
     if (hold.status !== 'active') throw new AppError('conflict', `tree hold ${holdId} is not active`);
+    if (body.wakeAgents) await assertReconciled(deps, hold.rootIssueId);
     const outcome = await release(actor.companyId, holdId, body.wakeAgents ?? false);
     return { hold: await getHoldWithMembers(deps, holdId), resumed: outcome.resumed, skipped: outcome.skipped, wakeFailures: outcome.wakeFailures };
   });

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { workflowId } from '../../domain/ids';
+import { runFiles } from '../../services/run-files';
 import { eventually, seedCompany, type Harness } from './harness';
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
@@ -102,4 +103,27 @@ export async function monitorStopsWithOwner(h: Harness, c: Company) {
   await settledRun(h, runId);
   await h.services.client.workflow.getHandle(workflowId.backgroundJob(jobId)).result();
   return { runWorkflowId: workflowId.agentRun(runId), jobWorkflowId: workflowId.backgroundJob(jobId) };
+}
+
+/**
+ * A pause stops an agent mid-command without a checkpoint (unknown outcome): the release skips it,
+ * a person resolves its execution blocker, and the resolution's workflow dispatches the one resume.
+ */
+export async function blockerResolved(h: Harness, c: Company) {
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 60 & wait'] });
+  const parent = await c.issue({ title: `nightly import ${randomBytes(2).toString('hex')}` });
+  const child = await c.issue({ title: 'load the data', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const runId = await wake(h, c, child.id);
+  // the journal line comes after the adapter was entered: the agent is in its `sleep`
+  await eventually('the agent is mid-command', async () => existsSync(runFiles(runId, null).journal));
+  const pause = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
+  if (pause.status !== 201) throw new Error(`pause: ${JSON.stringify(pause.body)}`);
+  await settledRun(h, runId);
+  await h.request('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, c.token, {});
+  const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
+  const resolved = await h.request('POST', `/api/execution-blockers/${blocker.id}/resolve`, c.token, { resolution: 'no_external_effects' });
+  if (resolved.status !== 200) throw new Error(`resolve: ${JSON.stringify(resolved.body)}`);
+  const resolution = h.services.client.workflow.getHandle(workflowId.blockerResolution(blocker.id));
+  await resolution.result();
+  return { resolutionWorkflowId: resolution.workflowId };
 }

@@ -37,6 +37,7 @@ const EXPECTED: Record<Action, { run: Reach[]; watchdogRun: Reach[] }> = {
   'agent.manage': { run: NONE, watchdogRun: NONE },
   'watchdog.manage': { run: NONE, watchdogRun: NONE },
   'hold.manage': { run: NONE, watchdogRun: NONE },
+  'blocker.resolve': { run: NONE, watchdogRun: NONE },
   'issue.create': { run: OWN_OR_SCOPE, watchdogRun: ['scope'] },
   'issue.update': { run: OWN_OR_SCOPE, watchdogRun: OWN_OR_SCOPE },
   'issue.comment': { run: OWN_OR_SCOPE, watchdogRun: OWN_OR_SCOPE },

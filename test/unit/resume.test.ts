@@ -12,6 +12,8 @@ const OWED: InterruptedRunFacts = {
   stopKind: 'operator_hold',
   namedBySnapshotOfStoppingHold: true,
   adapterEntered: false,
+  checkpointPreserved: false,
+  blockerResolved: false,
   issueAssigneeId: 'agent-1',
   runAgentId: 'agent-1',
   agentInvokable: true,
@@ -36,6 +38,11 @@ const BRANCHES: Row[] = [
   ['the stopped run has not settled yet', { runSettled: false }, { kind: 'wait', reason: 'stop_unwinding' }],
   ['the adapter was entered (mid-turn: the outcome is unknown)', { adapterEntered: true }, { kind: 'skip', reason: 'execution_blocker' }],
   ['an execution blocker is active on the issue', { activeExecutionBlockers: 2 }, { kind: 'skip', reason: 'execution_blocker' }],
+  // issue 14: entered, with no preserved checkpoint and an active blocker → skip; preserved → owed; resolved → owed
+  ['entered, no preserved checkpoint, its blocker active', { adapterEntered: true, activeExecutionBlockers: 1 }, { kind: 'skip', reason: 'execution_blocker' }],
+  ['entered and preserved by a verified checkpoint', { adapterEntered: true, checkpointPreserved: true }, { kind: 'owed' }],
+  ['entered, its blocker resolved by a person', { adapterEntered: true, blockerResolved: true }, { kind: 'owed' }],
+
 ];
 
 test.each(BRANCHES)('%s → %j', (_case, facts, expected) => {
@@ -64,6 +71,9 @@ test.each<Row>([
   ['a claimed resume is final whatever else holds', { alreadyClaimed: true, stopKind: null, runSettled: false, coveringActiveHolds: 3 }, { kind: 'none', reason: 'claimed' }],
   ['a reassigned issue is not waited for, even while held and unwinding', { issueAssigneeId: 'agent-2', coveringActiveHolds: 1, runSettled: false }, { kind: 'none', reason: 'reassigned' }],
   ['a still-held issue waits for its holds before the unwinding stop is considered', { coveringActiveHolds: 1, runSettled: false }, { kind: 'wait', reason: 'still_held' }],
+  ['a preserved checkpoint does not override another active blocker on the issue', { adapterEntered: true, checkpointPreserved: true, activeExecutionBlockers: 1 }, { kind: 'skip', reason: 'execution_blocker' }],
+  ['a resolved blocker does not override another still-active one', { adapterEntered: true, blockerResolved: true, activeExecutionBlockers: 1 }, { kind: 'skip', reason: 'execution_blocker' }],
+  ['a resolved blocker still waits for a covering hold (the resume comes with the last release)', { adapterEntered: true, blockerResolved: true, coveringActiveHolds: 1 }, { kind: 'wait', reason: 'still_held' }],
   ['an unwinding stop is waited for before a blocker can skip it (the adapter flag is final only once settled)', { runSettled: false, adapterEntered: true }, { kind: 'wait', reason: 'stop_unwinding' }],
 ])('precedence: %s', (_case, facts, expected) => {
   expect(decideResume({ ...OWED, ...facts })).toEqual(expected);

@@ -33,6 +33,7 @@ function node(id: string, parentId: string | null, depth: number, overrides: Par
     hasAnyRun: true,
     blockerIds: [],
     pendingInteractionIds: [],
+    executionBlockerIds: [],
     ...overrides,
   };
 }
@@ -158,8 +159,8 @@ describe('classifySubtree: stopped leaves', () => {
     expect(result.state).toBe('stopped');
     expect(result.includedCount).toBe(4);
     expect(result.stoppedLeaves).toEqual<StoppedLeaf[]>([
-      { id: 'a1', status: 'done', assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [] },
-      { id: 'b', status: 'blocked', assigneeAgentId: 'agent-worker', blockerIds: ['x1', 'x2'], pendingInteractionIds: [] },
+      { id: 'a1', status: 'done', assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [], executionBlockerIds: [] },
+      { id: 'b', status: 'blocked', assigneeAgentId: 'agent-worker', blockerIds: ['x1', 'x2'], pendingInteractionIds: [], executionBlockerIds: [] },
     ]);
     expect(result.fingerprint).toBe(stopFingerprint(result.stoppedLeaves, CONFIG));
   });
@@ -228,12 +229,22 @@ describe('stop fingerprint', () => {
     ['a blocker added', (n) => void n[2].blockerIds.push('x4')],
     ['a blocker cleared', (n) => void n[2].blockerIds.pop()],
     ['an interaction answered', (n) => void n[2].pendingInteractionIds.pop()],
+    ['an execution blocker on a leaf (a run stopped mid-turn, unknown outcome)', (n) => void n[2].executionBlockerIds.push('e1')],
+    ['an execution blocker on an interior issue (it waits for a person too)', (n) => void n[1].executionBlockerIds.push('e1')],
     ['a new leaf under a leaf', (n) => void n.push(node('a1-child', 'a1', 4))],
     ['a leaf removed', (n) => void n.splice(3, 1)],
   ])('changes when %s changes (a different stop deserves its own review)', (_what, mutate) => {
     const changed = tree();
     mutate(changed);
     expect(fingerprintOf(changed)).not.toBe(fingerprintOf(tree()));
+  });
+
+  test('resolving the execution blocker restores the fingerprint of the subtree without it (re-armed, not a new kind of stop)', () => {
+    const blocked = tree();
+    blocked[2].executionBlockerIds.push('e1');
+    expect(fingerprintOf(blocked)).not.toBe(fingerprintOf(tree()));
+    blocked[2].executionBlockerIds.pop();
+    expect(fingerprintOf(blocked)).toBe(fingerprintOf(tree()));
   });
 
   test.each<[string, WatchdogConfig]>([
@@ -244,7 +255,7 @@ describe('stop fingerprint', () => {
   });
 
   test('distinguishes a missing assignee from an assignee literally named "null" (no ambiguous encoding)', () => {
-    const leaf: StoppedLeaf = { id: 'l', status: 'todo', assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [] };
+    const leaf: StoppedLeaf = { id: 'l', status: 'todo', assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [], executionBlockerIds: [] };
     expect(stopFingerprint([leaf], CONFIG)).not.toBe(stopFingerprint([{ ...leaf, assigneeAgentId: 'null' }], CONFIG));
   });
 
