@@ -143,7 +143,7 @@ async function main(): Promise<void> {
     });
     if (wanted(8)) {
       log(`scenario 8 (${elapsed()})`);
-      record(await apiLoad(stack.server!.address, stack.info!.pgAdminUrl!));
+      record(await apiLoad({ address: stack.server!.address, pid: stack.server!.pid }, stack.info!.pgAdminUrl!));
     }
   } finally {
     process.removeListener('SIGINT', stop);

@@ -14,6 +14,8 @@ import { REPO_ROOT } from '../setup/stack';
 
 export interface ServiceStack {
   apiUrl: string;
+  /** the start script's pid (its worker and API are its children) */
+  pid: number;
   adminToken: string;
   dataDir: string;
   /** the embedded PostgreSQL's port and password; absent when a DATABASE_URL was given */
@@ -57,6 +59,7 @@ export async function startServiceStack(opts: { temporalAddress: string; databas
   const read = (name: string) => fs.readFileSync(path.join(dataDir, name), 'utf8').trim();
   return {
     apiUrl: `http://127.0.0.1:${apiPort}`,
+    pid: child.pid!,
     adminToken: read('admin-token'),
     dataDir,
     embedded: embeddedPort === undefined ? undefined : { port: embeddedPort, password: read('postgres.password') },
