@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
 import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../services/deps';
+import { assertOwningHost } from '../services/host-stops';
 import { runFiles } from '../services/run-files';
 import { enterAdapter, type RunOutcome } from '../services/runs';
 import { recordStopResult, superviseTick, type CpuSample } from '../services/supervision';
@@ -25,7 +26,13 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   const files = runFiles(runId, adapter.cwd ?? null);
   await mkdir(files.runDir, { recursive: true });
   const ownerToken = run.ownerToken ?? newTokenSecret('two');
-  await deps.db.run.update({ where: { id: runId }, data: { ownerToken, host: hostname(), workdir: adapter.cwd ?? files.runDir } });
+  // recorded before anything spawns, and refused once a stop is requested: a stop that read no
+  // host then knows no process can start (its verified stop needs the host that spawned them)
+  const { count } = await deps.db.run.updateMany({
+    where: { id: runId, stopRequestedAt: null },
+    data: { ownerToken, host: hostname(), hostId: deps.hostId, workdir: adapter.cwd ?? files.runDir },
+  });
+  if (count === 0) return { kind: 'stopped' };
   const cwd = adapter.cwd ?? files.runDir;
   const baseEnv = { ...process.env, ...adapter.env, TREEWARDEN_RUN_ID: run.id, TREEWARDEN_JOURNAL_FILE: files.journal, TREEWARDEN_WRITER_LOCK: files.writerLock };
   let lastCpu: CpuSample = { ticks: -1, at: null };
@@ -67,12 +74,14 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
 }
 
 /**
- * The verified half of a stop (and the clean-up after a lost worker): Temporal reports an
+ * The verified half of a stop (and the clean-up after a lost worker), on the run's own host (its
+ * host queue; another host's /proc cannot see the processes): Temporal reports an
  * activity cancelled as soon as it is asked, while processes may still be unwinding or may have
  * left the group. Finds them by group and owner token, escalates, verifies, records the result.
  */
 export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopResult> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { processGroupId: true, ownerToken: true, workdir: true } });
+  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { processGroupId: true, ownerToken: true, workdir: true, hostId: true } });
+  assertOwningHost(deps, 'run', runId, run.hostId);
   const ctx = Context.current();
   const result = await verifiedStop(run, run.ownerToken ? runFiles(runId, run.workdir).writerLock : null, deps.config.TREEWARDEN_STOP_GRACE_MS, () => ctx.heartbeat());
   await recordStopResult(deps, runId, result);

@@ -8,6 +8,7 @@ import { WakeDispatchError } from '../services/wakes';
 import { authenticate } from './auth';
 import { registerCoreRoutes } from './routes/core';
 import { registerHoldRoutes } from './routes/holds';
+import { registerHostRoutes } from './routes/hosts';
 import { registerSupervisionRoutes } from './routes/supervision';
 import { registerWatchdogRoutes } from './routes/watchdogs';
 
@@ -62,5 +63,6 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   registerWatchdogRoutes(app, deps);
   registerHoldRoutes(app, deps);
   registerSupervisionRoutes(app, deps);
+  registerHostRoutes(app, deps);
   return app;
 }

@@ -1,5 +1,6 @@
 /** Process configuration, validated once at start; a bad variable fails with its name. */
 import { z } from 'zod';
+import { hostIdSchema } from './host';
 
 const duration = z.coerce.number().int().positive();
 // an empty variable is a mistake, not port 0 (which asks for a free port)
@@ -10,6 +11,8 @@ const schema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TREEWARDEN_TASK_QUEUE: z.string().min(1).default('treewarden'),
+  /** whose /proc this worker sees; default: kernel boot id + PID namespace (services/host-identity.ts) */
+  TREEWARDEN_HOST_ID: hostIdSchema.optional(),
   TREEWARDEN_API_PORT: port.default(8787),
   TREEWARDEN_API_HOST: z.string().default('127.0.0.1'),
   TREEWARDEN_API_URL: z.url().optional(),
@@ -30,6 +33,8 @@ const schema = z.object({
   TREEWARDEN_SILENT_CONTINUE_REARM_MS: duration.default(30 * 60_000),
   /** how soon an activity of a dead worker is retried elsewhere; activities heartbeat at a quarter of it */
   TREEWARDEN_HEARTBEAT_TIMEOUT_MS: duration.default(10_000),
+  /** how often a worker looks for live processes of finished work on its host (also once at start) */
+  TREEWARDEN_ORPHAN_SWEEP_MS: duration.default(60_000),
   /** a pre-built workflow bundle (npm run build:workflows); without it the worker bundles at start */
   TREEWARDEN_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

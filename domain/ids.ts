@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 
 /** Every entity id is a UUID; anything else is a malformed id (400), never a lookup. */
@@ -9,4 +10,6 @@ export const workflowId = {
   treeHold: (holdId: string) => `tree-hold:${holdId}`,
   agentRun: (runId: string) => `agent-run:${runId}`,
   backgroundJob: (jobId: string) => `background-job:${jobId}`,
+  /** one per inspection: many may ask the same host at once */
+  hostProbe: (hostId: string) => `host-probe:${hostId}:${randomUUID()}`,
 };

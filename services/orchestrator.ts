@@ -1,5 +1,6 @@
 /** The service layer's view of Temporal: start, signal and cancel the entity workflows. */
 import type { HoldReleaseOutcome, PauseApplied } from '../activities';
+import type { HostProbeAnswer, HostProbeRequest } from '../activities/host-probe';
 
 export interface RunStart {
   runId: string;
@@ -32,6 +33,8 @@ export interface ReleaseRequest {
 
 export interface JobStart {
   jobId: string;
+  /** the owner run's host, where the job runs; null when the run started no process */
+  hostId: string | null;
   companyId: string;
   issueId: string;
   title: string;
@@ -50,4 +53,8 @@ export interface Orchestrator {
   releaseHold(request: ReleaseRequest): Promise<HoldReleaseOutcome>;
   startJob(job: JobStart): Promise<void>;
   cancelJob(jobId: string): Promise<void>;
+  /** false when the workflow has closed (or never existed) */
+  isWorkflowOpen(workflowId: string): Promise<boolean>;
+  /** What the owning host sees of these runs and jobs, asked through its host queue; unreachable after `waitForHostMs`. */
+  probeHost(hostId: string, request: HostProbeRequest): Promise<HostProbeAnswer>;
 }

@@ -3,3 +3,4 @@ export { agentRunWorkflow } from './agent-run';
 export { backgroundJobWorkflow } from './background-job';
 export { taskWatchdogWorkflow } from './task-watchdog';
 export { treeHoldWorkflow } from './tree-hold';
+export { hostProbeWorkflow } from './host-probe';
