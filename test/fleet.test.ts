@@ -1,0 +1,148 @@
+/**
+ * @module A worker fleet across hosts (issue 15): workers run in simulated hosts (PID + UTS
+ * namespaces, test/support/simulated-hosts.ts) and the API runs here, on a host of its own. A stop is
+ * verified only by the run's own host: never clean while a process lives, `stop-pending` naming the
+ * host while it has no worker, clean once a worker returns there, `host-lost` when declared gone;
+ * inspection goes through the owning host; a returning worker reaps its host's orphans.
+ */
+import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { processesOwnedBy, requireNamespaces, simulatedHost, type HostWorker, type SimulatedHost } from './support/simulated-hosts';
+
+requireNamespaces();
+
+let h: Harness;
+let hostA: SimulatedHost;
+let hostB: SimulatedHost;
+beforeAll(async () => {
+  // the API and the database live here; every worker lives in a simulated host
+  h = await startHarness({ TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '2000', TREEWARDEN_STOP_GRACE_MS: '1000', TREEWARDEN_ORPHAN_SWEEP_MS: '600000' }, { inProcessWorker: false });
+  hostA = await simulatedHost('host-a');
+  hostB = await simulatedHost('host-b');
+});
+afterAll(async () => {
+  await hostA?.close();
+  await hostB?.close();
+  await h?.close();
+});
+
+type Company = Awaited<ReturnType<typeof seedCompany>>;
+const runRow = (id: string) => h.services.db.run.findUniqueOrThrow({ where: { id } });
+const findings = (runId: string, verdict: string) => h.services.db.finding.findMany({ where: { runId, verdict } });
+const startWorker = (host: SimulatedHost) => host.startWorker(h.env);
+
+/** An agent that leaves its group and ignores SIGTERM, beside one that stays (testing-like-users §3). */
+const STUBBORN_AGENT = 'setsid sh -c \'trap "" TERM; sleep 600\' & sleep 600';
+
+async function liveRun(c: Company, title: string) {
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', STUBBORN_AGENT] });
+  const issue = await c.issue({ title, assigneeAgentId: agent.id });
+  const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
+  expect(wake.status).toBe(202);
+  const runId = wake.body.runId as string;
+  const run = await eventually(`run ${title} has its processes`, async () => {
+    const row = await runRow(runId);
+    return row.ownerToken && processesOwnedBy(row.ownerToken).length >= 3 ? row : null;
+  });
+  return { runId, ownerToken: run.ownerToken!, hostId: run.hostId! };
+}
+
+const stopVerdict = async (runId: string) => ((await runRow(runId)).stopResult as { verdict?: string; host?: string } | null) ?? {};
+
+describe('a fleet on two hosts', () => {
+  let c: Company;
+  let workerA: HostWorker;
+  let workerB: HostWorker;
+  let killedRun: Awaited<ReturnType<typeof liveRun>>;
+  let stoppedRun: Awaited<ReturnType<typeof liveRun>>;
+
+  beforeAll(async () => {
+    c = await seedCompany(h);
+    // host-a's worker alone at first, so both runs execute there
+    workerA = await startWorker(hostA);
+    killedRun = await liveRun(c, 'killed mid-run');
+    stoppedRun = await liveRun(c, 'stopped while its host is down');
+    workerB = await startWorker(hostB);
+  });
+
+  test('each worker knows its host: ids differ per namespace and are recorded on the runs', () => {
+    expect(workerA.hostId).not.toBe(workerB.hostId);
+    expect(workerA.hostId).not.toBe(h.services.hostId);
+    expect(killedRun.hostId).toBe(workerA.hostId);
+    expect(stoppedRun.hostId).toBe(workerA.hostId);
+  });
+
+  test('inspection from the API host shows the live process tree as the owning host sees it', async () => {
+    const view = await h.request('GET', `/api/runs/${killedRun.runId}/inspect`, c.token);
+    expect(view.status).toBe(200);
+    expect(view.body.verdict).toBe('live-running');
+    expect(view.body.processTree).toMatchObject({ visible: true, host: workerA.hostId });
+    // pids as host-a numbers them: the API's own /proc could not have produced this list
+    const onHost = processesOwnedBy(killedRun.ownerToken).map((p) => p.pidOnHost).sort((a, b) => a - b);
+    expect(view.body.processTree.processes.map((p: { pid: number }) => p.pid).sort((a: number, b: number) => a - b)).toEqual(onHost);
+    expect(onHost).not.toEqual(processesOwnedBy(killedRun.ownerToken).map((p) => p.pid).sort((a, b) => a - b));
+  });
+
+  test('a worker SIGKILLed mid-run: the other host never reports the stop clean while its processes live', async () => {
+    await hostA.killWorker(workerA);
+    const stop = await h.request('POST', `/api/work/${stoppedRun.runId}/stop`, c.token);
+    // 200 with the pending verdict, or 202 while the workflow still waits for host-a; never clean
+    expect([200, 202]).toContain(stop.status);
+    expect(['stop-pending', 'pending']).toContain(stop.body.stop.verdict);
+
+    for (const { runId, ownerToken } of [killedRun, stoppedRun]) {
+      const settled = await eventually(`run ${runId} settles`, async () => {
+        const run = await runRow(runId);
+        return ['failed', 'cancelled'].includes(run.status) && (run.stopResult as { verdict?: string } | null)?.verdict ? run : null;
+      });
+      expect(settled.stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
+      expect(processesOwnedBy(ownerToken).length).toBeGreaterThanOrEqual(3);
+      const api = await h.request('GET', `/api/runs/${runId}`, c.token);
+      expect(api.body.stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
+      const view = await h.request('GET', `/api/runs/${runId}/inspect`, c.token);
+      expect(view.body.verdict).toBe('stop-pending');
+      expect(view.body.processTree).toMatchObject({ visible: false, host: workerA.hostId, processes: null });
+      expect(view.body.processTree.detail).toContain(`unreachable host ${workerA.hostId}`);
+    }
+    expect((await runRow(killedRun.runId)).status).toBe('failed');
+    expect((await runRow(stoppedRun.runId)).status).toBe('cancelled');
+  });
+
+  test('a worker returning on that host verifies the pending stops and reaps the orphans, one finding per run', async () => {
+    workerA = await startWorker(hostA);
+    for (const { runId, ownerToken } of [killedRun, stoppedRun]) {
+      expect(processesOwnedBy(ownerToken)).toEqual([]);
+      expect(await stopVerdict(runId)).toMatchObject({ verdict: 'terminal-clean', host: workerA.hostId });
+      expect(await findings(runId, 'orphan-reaped')).toHaveLength(1);
+      const view = await h.request('GET', `/api/runs/${runId}/inspect`, c.token);
+      expect(view.body.processTree).toMatchObject({ visible: true, processes: [] });
+    }
+  });
+
+  test('a host declared lost settles its pending stops as host-lost, never clean; only the admin may declare it', async () => {
+    await hostA.killWorker(workerA);
+    // host-a has no worker: the run executes on host-b
+    const run = await liveRun(c, 'on a host that is lost');
+    expect(run.hostId).toBe(workerB.hostId);
+    await hostB.killWorker(workerB);
+    const stop = await h.request('POST', `/api/work/${run.runId}/stop`, c.token);
+    expect(['stop-pending', 'pending']).toContain(stop.body.stop.verdict);
+    await eventually('the stop is pending on host-b', async () => (await stopVerdict(run.runId)).verdict === 'stop-pending');
+    expect(await stopVerdict(run.runId)).toMatchObject({ host: workerB.hostId });
+    expect(processesOwnedBy(run.ownerToken).length).toBeGreaterThanOrEqual(3);
+
+    expect((await h.request('POST', `/api/hosts/${workerB.hostId}/lost`, c.token)).status).toBe(403);
+    const malformed = await h.request('POST', '/api/hosts/not%20a%20host/lost', ADMIN_TOKEN);
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.message).toContain('hostId');
+    expect(await stopVerdict(run.runId)).toMatchObject({ verdict: 'stop-pending' });
+
+    const lost = await h.request('POST', `/api/hosts/${workerB.hostId}/lost`, ADMIN_TOKEN);
+    expect(lost.status).toBe(200);
+    expect(lost.body).toMatchObject({ hostId: workerB.hostId, settledRuns: 1 });
+    expect(await stopVerdict(run.runId)).toMatchObject({ verdict: 'host-lost', host: workerB.hostId });
+    const view = await h.request('GET', `/api/runs/${run.runId}/inspect`, c.token);
+    expect(view.body.verdict).toBe('host-lost');
+    expect(view.body.action).toContain('not a verified clean stop');
+    expect(await findings(run.runId, 'host-lost')).toHaveLength(1);
+  });
+});
