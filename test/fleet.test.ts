@@ -42,9 +42,13 @@ async function liveRun(c: Company, title: string) {
   const run = await eventually(`run ${title} has its processes`, async () => {
     const row = await runRow(runId);
     return row.ownerToken && processesOwnedBy(row.ownerToken).length >= 3 ? row : null;
-  });
+  }, SETTLE_MS);
   return { runId, ownerToken: run.ownerToken!, hostId: run.hostId! };
 }
+
+/** Deadlines, not timing assertions: a dead worker's sticky queue, heartbeat timeout and host wait add up on a loaded box. */
+const SETTLE_MS = 120_000;
+jest.setTimeout(5 * 60_000);
 
 const stopVerdict = async (runId: string) => ((await runRow(runId)).stopResult as { verdict?: string; host?: string } | null) ?? {};
 
@@ -93,7 +97,7 @@ describe('a fleet on two hosts', () => {
       const settled = await eventually(`run ${runId} settles`, async () => {
         const run = await runRow(runId);
         return ['failed', 'cancelled'].includes(run.status) && (run.stopResult as { verdict?: string } | null)?.verdict ? run : null;
-      });
+      }, SETTLE_MS);
       expect(settled.stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
       expect(processesOwnedBy(ownerToken).length).toBeGreaterThanOrEqual(3);
       const api = await h.request('GET', `/api/runs/${runId}`, c.token);
@@ -126,7 +130,7 @@ describe('a fleet on two hosts', () => {
     await hostB.killWorker(workerB);
     const stop = await h.request('POST', `/api/work/${run.runId}/stop`, c.token);
     expect(['stop-pending', 'pending']).toContain(stop.body.stop.verdict);
-    await eventually('the stop is pending on host-b', async () => (await stopVerdict(run.runId)).verdict === 'stop-pending');
+    await eventually('the stop is pending on host-b', async () => (await stopVerdict(run.runId)).verdict === 'stop-pending', SETTLE_MS);
     expect(await stopVerdict(run.runId)).toMatchObject({ host: workerB.hostId });
     expect(processesOwnedBy(run.ownerToken).length).toBeGreaterThanOrEqual(3);
 
