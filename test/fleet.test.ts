@@ -14,8 +14,9 @@ let h: Harness;
 let hostA: SimulatedHost;
 let hostB: SimulatedHost;
 beforeAll(async () => {
-  // the API and the database live here; every worker lives in a simulated host
-  h = await startHarness({ TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '2000', TREEWARDEN_STOP_GRACE_MS: '1000', TREEWARDEN_ORPHAN_SWEEP_MS: '600000' }, { inProcessWorker: false });
+  // the API and the database live here; every worker lives in a simulated host. A 2 s heartbeat
+  // timeout let a starved live worker (load 15 on 2 cores) lose its run, so the run was no longer live.
+  h = await startHarness({ TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '5000', TREEWARDEN_STOP_GRACE_MS: '1000', TREEWARDEN_ORPHAN_SWEEP_MS: '600000' }, { inProcessWorker: false });
   hostA = await simulatedHost('host-a');
   hostB = await simulatedHost('host-b');
 });
