@@ -2,13 +2,17 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { adapterSchema } from '../domain/adapter';
+import { runEnvironment } from '../domain/run-env';
 import type { Deps } from '../services/deps';
 import { assertOwningHost } from '../services/host-stops';
 import { runFiles } from '../services/run-files';
 import { runSupervised, verifiedStop, type StopResult } from './supervised-process';
 
 export async function executeJob(deps: Deps, jobId: string): Promise<number> {
-  const job = await deps.db.job.findUniqueOrThrow({ where: { id: jobId }, include: { ownerRun: { select: { id: true, workdir: true } } } });
+  const job = await deps.db.job.findUniqueOrThrow({ where: { id: jobId }, include: { ownerRun: { select: { id: true, workdir: true, agent: { select: { adapter: true } } } } } });
+  const adapter = adapterSchema.safeParse(job.ownerRun.agent.adapter);
+  // the job works for its owner run, with the same allow-listed environment as the run itself
   const files = runFiles(jobId, null);
   await mkdir(files.runDir, { recursive: true });
   // refused once a stop is requested, so a stop that read no host knows nothing can spawn
@@ -18,7 +22,10 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
     command: job.command,
     args: job.args as string[],
     cwd: job.ownerRun.workdir ?? files.runDir,
-    env: { ...process.env, TREEWARDEN_JOB_ID: job.id, TREEWARDEN_OWNER_RUN_ID: job.ownerRunId },
+    env: runEnvironment(process.env, deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH, adapter.success && adapter.data.type === 'process' ? adapter.data.env : {}, {
+      TREEWARDEN_JOB_ID: job.id,
+      TREEWARDEN_OWNER_RUN_ID: job.ownerRunId,
+    }),
     ownerToken: job.ownerToken,
     outputFile: files.output,
     stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,

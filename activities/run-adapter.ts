@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
+import { runEnvironment } from '../domain/run-env';
 import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../services/deps';
 import { assertOwningHost } from '../services/host-stops';
@@ -34,10 +35,11 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   });
   if (count === 0) return { kind: 'stopped' };
   const cwd = adapter.cwd ?? files.runDir;
-  const baseEnv = { ...process.env, ...adapter.env, TREEWARDEN_RUN_ID: run.id, TREEWARDEN_JOURNAL_FILE: files.journal, TREEWARDEN_WRITER_LOCK: files.writerLock };
+  const runValues = { TREEWARDEN_RUN_ID: run.id, TREEWARDEN_JOURNAL_FILE: files.journal, TREEWARDEN_WRITER_LOCK: files.writerLock };
+  const envWith = (extra: Record<string, string>) => runEnvironment(process.env, deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH, adapter.env, { ...runValues, ...extra });
   let lastCpu: CpuSample = { ticks: -1, at: null };
   const tick = { everyMs: deps.config.TREEWARDEN_SUPERVISE_EVERY_MS, run: async () => void (lastCpu = await superviseTick(deps, runId, files, lastCpu)) };
-  const command = (command: string, args: string[], env: NodeJS.ProcessEnv) =>
+  const command = (command: string, args: string[], env: Record<string, string>) =>
     runSupervised({
       command,
       args,
@@ -51,7 +53,7 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
     });
 
   if (adapter.prepare) {
-    const code = await command(adapter.prepare.command, adapter.prepare.args, baseEnv);
+    const code = await command(adapter.prepare.command, adapter.prepare.args, envWith({}));
     if (code !== 0) return { kind: 'exited', exitCode: code, error: `prepare exited with ${code}`, outputTail: outputTail(files.output) };
   }
   if (!(await enterAdapter(deps, runId))) return { kind: 'stopped' };
@@ -61,15 +63,14 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
     deps.db.apiToken.create({ data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId } }),
   ]);
   await writeFile(files.context, JSON.stringify(run.context ?? {}), { mode: 0o600 });
-  const exitCode = await command(adapter.command, adapter.args, {
-    ...baseEnv,
+  const exitCode = await command(adapter.command, adapter.args, envWith({
     TREEWARDEN_API_URL: deps.config.TREEWARDEN_API_URL ?? `http://127.0.0.1:${deps.config.TREEWARDEN_API_PORT}`,
     TREEWARDEN_RUN_TOKEN: secret,
     TREEWARDEN_ISSUE_ID: run.issueId,
     TREEWARDEN_AGENT_ID: run.agentId,
     TREEWARDEN_WAKE_REASON: run.wakeReason,
     TREEWARDEN_CONTEXT_FILE: files.context,
-  });
+  }));
   return exitCode === 0 ? { kind: 'exited', exitCode } : { kind: 'exited', exitCode, outputTail: outputTail(files.output) };
 }
 

@@ -20,7 +20,7 @@ export interface SupervisedCommand {
   command: string;
   args: string[];
   cwd: string;
-  env: NodeJS.ProcessEnv;
+  env: Record<string, string>;
   ownerToken: string;
   outputFile: string;
   /** records the group before the wait, so a stop can always find it */

@@ -18,17 +18,25 @@ declare module 'fastify' {
   }
 }
 
+const HEALTHZ = '/healthz';
+
 export interface ApiOptions {
   /** checks for /healthz beyond the database, e.g. Temporal reachability */
   healthChecks?: (() => Promise<void>)[];
 }
 
 export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance {
-  const app: FastifyInstance = Fastify({ loggerInstance: deps.log.child({ component: 'api' }) as FastifyBaseLogger, bodyLimit: 1024 * 1024 });
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.log.child({ component: 'api' }) as FastifyBaseLogger,
+    bodyLimit: 1024 * 1024,
+    // `/healthz/` is /healthz (probes and proxies add the slash)
+    routerOptions: { ignoreTrailingSlash: true },
+  });
   app.decorateRequest('actor', null as never);
 
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (request.url === '/healthz') return;
+    // the matched route, not the raw URL: `/healthz?x=1` and `/healthz/` are the health check too
+    if (request.routeOptions.url === HEALTHZ) return;
     request.actor = await authenticate(deps, request);
   });
 
@@ -49,7 +57,7 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   });
   app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }));
 
-  app.get('/healthz', async (_request, reply) => {
+  app.get(HEALTHZ, async (_request, reply) => {
     try {
       await deps.db.$queryRaw`SELECT 1`;
       for (const check of options.healthChecks ?? []) await check();

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
 import { uuidSchema } from '../domain/ids';
+import { safeString } from '../domain/safe-input';
 import { ISSUE_STATUSES } from '../domain/statuses';
 import type { ScopedActor } from '../services/issues';
 
@@ -27,8 +28,8 @@ export function companyActor(actor: Actor): ScopedActor {
   return actor;
 }
 
-export const titleSchema = z.string().trim().min(1, 'must not be empty').max(500);
+export const titleSchema = safeString().trim().min(1, 'must not be empty').max(500);
 export const issueStatusSchema = z.enum(ISSUE_STATUSES);
 export const watchdogBodySchema = z
-  .object({ agentId: uuidSchema, instructions: z.string().max(20_000).nullable().optional() })
+  .object({ agentId: uuidSchema, instructions: safeString().max(20_000).nullable().optional() })
   .strict();

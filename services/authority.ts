@@ -1,9 +1,11 @@
 /**
- * The task-watchdog authority contract (seed 000, "Authority contract"): what a request made
- * with a watchdog run's token may do. Every refusal is a 403 naming the rule, before any write.
+ * Applies domain/authorization.ts to a request: reads where the target sits relative to a run
+ * token's own work, then refuses (403, or 404 across companies) before anything is written. Also
+ * the watchdog contract's finer rules (seed 000, "Authority contract") on status moves.
  */
 import type { Tx } from '../db/prisma';
 import type { Actor, WatchdogScope } from '../domain/actor';
+import { authorize, type Action, type Reach } from '../domain/authorization';
 import { AppError } from '../domain/errors';
 import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import { MAX_TREE_DEPTH } from './tree';
@@ -16,46 +18,58 @@ export function deny(rule: string): never {
   throw new AppError('forbidden', `watchdog authority: ${rule}`);
 }
 
-/** Board-only operations: watchdog runs and plain runs alike are refused. */
-export function requireBoard(actor: Actor, what: string): asserts actor is Extract<Actor, { kind: 'board' }> {
-  if (actor.kind === 'board') return;
-  if (isWatchdogActor(actor)) deny(`${what} is not allowed for a watchdog run`);
-  throw new AppError('forbidden', `${what} requires a board token`);
+/** Throws the refusal of domain/authorization.ts, if any. */
+export function permit(actor: Actor, action: Action, target: { companyId: string | null; reach?: Reach }): void {
+  const decision = authorize(actor, action, { companyId: target.companyId, reach: target.reach ?? 'outside' });
+  if (!decision.allowed) throw new AppError(decision.code, decision.reason);
 }
 
-export type Placement = 'included' | 'review_issue' | 'outside';
+/** An action on an issue (null: a new root issue); returns the issue's reach (read only for run tokens). */
+export async function permitOnIssue(tx: Tx, actor: Actor, action: Action, issue: { id: string; companyId: string } | null, companyId: string): Promise<Reach> {
+  const reach = actor.kind === 'run' && issue ? await issueReach(tx, actor, issue.id) : 'outside';
+  permit(actor, action, { companyId: issue?.companyId ?? companyId, reach });
+  return reach;
+}
+
+/** An action on a run (or on a job or monitor, through its owner run). */
+export function permitOnRun(actor: Actor, action: Action, run: { id: string; companyId: string }) {
+  permit(actor, action, { companyId: run.companyId, reach: actor.kind === 'run' && actor.runId === run.id ? 'own' : 'outside' });
+}
 
 /**
- * Where an issue sits relative to the watched subtree: inside it (not under a task_watchdog
- * branch), the watchdog's own review task, or outside.
+ * Where an issue sits for a run token: its own issue (a watchdog run's is its review task), in
+ * scope (below its issue; for a watchdog run, in the watched subtree), or outside. Branches
+ * created by a task watchdog (review tasks) are never in scope of the issue above them.
  */
-export async function placement(tx: Tx, scope: WatchdogScope, issueId: string): Promise<Placement> {
-  if (issueId === scope.reviewIssueId) return 'review_issue';
+export async function issueReach(tx: Tx, actor: Extract<Actor, { kind: 'run' }>, issueId: string): Promise<Reach> {
+  if (actor.watchdog) {
+    if (issueId === actor.watchdog.reviewIssueId) return 'own';
+    return (await below(tx, actor.watchdog.watchedIssueId, issueId)) ? 'scope' : 'outside';
+  }
+  if (issueId === actor.issueId) return 'own';
+  return (await below(tx, actor.issueId, issueId)) ? 'scope' : 'outside';
+}
+
+/** True when the issue is the root or a descendant of it, not under a task_watchdog branch. */
+async function below(tx: Tx, rootId: string, issueId: string): Promise<boolean> {
   const path = await tx.$queryRaw<{ id: string; originKind: string }[]>`
     WITH RECURSIVE up AS (
       SELECT id, "parentId", "originKind", 1 AS depth FROM "Issue" WHERE id = ${issueId}::uuid
       UNION ALL
       SELECT i.id, i."parentId", i."originKind", up.depth + 1 FROM "Issue" i JOIN up ON i.id = up."parentId"
-      WHERE up.id <> ${scope.watchedIssueId}::uuid AND up.depth < ${MAX_TREE_DEPTH}
+      WHERE up.id <> ${rootId}::uuid AND up.depth < ${MAX_TREE_DEPTH}
     )
     SELECT id::text, "originKind" FROM up ORDER BY depth`;
-  const rootIndex = path.findIndex((p) => p.id === scope.watchedIssueId);
-  if (rootIndex === -1) return 'outside';
-  return path.slice(0, rootIndex).some((p) => p.originKind === TASK_WATCHDOG_ORIGIN) ? 'outside' : 'included';
-}
-
-export async function requireIncluded(tx: Tx, actor: WatchdogActor, issueId: string, action: string, allowReviewIssue = true) {
-  const where = await placement(tx, actor.watchdog, issueId);
-  if (where === 'included' || (allowReviewIssue && where === 'review_issue')) return where;
-  deny(`${action} is only allowed inside the watched subtree of issue ${actor.watchdog.watchedIssueId}`);
+  const rootIndex = path.findIndex((p) => p.id === rootId);
+  return rootIndex !== -1 && !path.slice(0, rootIndex).some((p) => p.originKind === TASK_WATCHDOG_ORIGIN);
 }
 
 const WATCHDOG_MOVABLE = ['todo', 'in_progress', 'in_review', 'blocked'];
 const REVIEW_DISPOSITIONS = ['todo', 'in_progress', 'done', 'in_review', 'blocked'];
 
 /** Status moves a watchdog run may make. Reopening a done/cancelled issue needs a comment. */
-export function checkWatchdogStatusMove(where: Placement, from: string, to: string, hasComment: boolean) {
-  if (where === 'review_issue') {
+export function checkWatchdogStatusMove(reach: Reach, from: string, to: string, hasComment: boolean) {
+  if (reach === 'own') {
     if (!REVIEW_DISPOSITIONS.includes(to)) deny(`the review task may only move to ${REVIEW_DISPOSITIONS.join(', ')}`);
     return;
   }

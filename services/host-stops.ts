@@ -8,6 +8,7 @@ import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
 import type { UnverifiedStop } from '../domain/supervision';
 import { logActivity } from './activity-log';
+import { permit } from './authority';
 import type { Deps } from './deps';
 import { emitFinding } from './supervision';
 
@@ -68,7 +69,7 @@ export async function pendingStopsOn(deps: Deps, hostId: string) {
  * stops settle as `host-lost` (never clean); stops recorded later for it settle so at once.
  */
 export async function declareHostLost(deps: Deps, hostId: string, actor: Actor) {
-  if (actor.kind !== 'admin') throw new AppError('forbidden', 'declaring a host lost requires the admin token');
+  permit(actor, 'host.declare_lost', { companyId: null });
   if (hostId === deps.hostId) throw new AppError('conflict', `host ${hostId} is the host this API runs on: it is not lost`);
   const declared = await deps.db.lostHost.upsert({ where: { hostId }, create: { hostId, declaredBy: actor.kind }, update: {} });
   const settled: UnverifiedStop = { verdict: 'host-lost', host: hostId, declaredAt: declared.declaredAt.toISOString() };

@@ -8,6 +8,7 @@ import type { Actor } from '../domain/actor';
 import type { HostProbeAnswer, RunOnHost } from '../activities/host-probe';
 import { isTerminalRunStatus } from '../domain/statuses';
 import { unverifiedStopOf, VERDICT_ACTIONS, verdictOf, type FailureState, type SilenceLevel, type Verdict } from '../domain/supervision';
+import { permitOnRun } from './authority';
 import type { Deps } from './deps';
 import { resolveWork } from './jobs';
 import type { ProcessInfo } from './process-table';
@@ -51,6 +52,9 @@ function verdictView(verdict: Verdict) {
 
 export async function inspectWork(deps: Deps, id: string, actor: Actor) {
   const work = await resolveWork(deps, id, actor);
+  // a run token inspects its own run and the jobs it owns, not its siblings
+  if (work.kind === 'agent_run') permitOnRun(actor, 'run.inspect', work.run);
+  else permitOnRun(actor, 'run.inspect', { id: work.job.ownerRunId, companyId: work.job.companyId });
   if (work.kind !== 'agent_run') {
     const job = work.job;
     const owner = await deps.db.run.findUniqueOrThrow({ where: { id: job.ownerRunId }, select: { id: true, status: true } });

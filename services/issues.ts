@@ -4,7 +4,7 @@ import type { Actor } from '../domain/actor';
 import { AppError, notFound } from '../domain/errors';
 import { isInvokable, type IssueStatus } from '../domain/statuses';
 import { logActivity } from './activity-log';
-import { checkWatchdogStatusMove, deny, isWatchdogActor, requireIncluded } from './authority';
+import { checkWatchdogStatusMove, deny, isWatchdogActor, permit, permitOnIssue } from './authority';
 import type { Deps } from './deps';
 import { notifySubtreeChanged } from './notify';
 import { activeHoldsCovering } from './tree';
@@ -59,14 +59,10 @@ export interface CreateIssueInput {
 }
 
 export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateIssueInput) {
-  if (input.watchdog && actor.kind !== 'board') deny('configuring a watchdog is not allowed for a run');
+  if (input.watchdog) permit(actor, 'watchdog.manage', { companyId: actor.companyId });
   const issue = await deps.db.$transaction(async (tx) => {
-    if (input.parentId) {
-      await issueInCompany(tx, actor, input.parentId);
-      if (isWatchdogActor(actor)) await requireIncluded(tx, actor, input.parentId, 'creating child issues', false);
-    } else if (isWatchdogActor(actor)) {
-      deny('a watchdog run may only create child issues under included issues');
-    }
+    const parent = input.parentId ? await issueInCompany(tx, actor, input.parentId) : null;
+    await permitOnIssue(tx, actor, 'issue.create', parent, actor.companyId);
     if (input.assigneeAgentId) await assertAssignable(tx, actor.companyId, input.assigneeAgentId);
     const created = await tx.issue.create({
       data: {
@@ -97,10 +93,10 @@ export interface UpdateIssueInput {
 export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: string, input: UpdateIssueInput) {
   const updated = await deps.db.$transaction(async (tx) => {
     const issue = await issueInCompany(tx, actor, issueId);
+    const reach = await permitOnIssue(tx, actor, 'issue.update', issue, actor.companyId);
     if (isWatchdogActor(actor)) {
-      const where = await requireIncluded(tx, actor, issueId, 'updating an issue');
       if (input.title !== undefined) deny('renaming issues is not part of the watchdog contract');
-      if (input.status !== undefined && input.status !== issue.status) checkWatchdogStatusMove(where, issue.status, input.status, Boolean(input.comment?.trim()));
+      if (input.status !== undefined && input.status !== issue.status) checkWatchdogStatusMove(reach, issue.status, input.status, Boolean(input.comment?.trim()));
       if (input.assigneeAgentId === null) deny('a watchdog run may reassign issues to active agents, not unassign them');
     }
     if (input.assigneeAgentId) await assertAssignable(tx, actor.companyId, input.assigneeAgentId);
@@ -148,8 +144,7 @@ async function insertComment(tx: Tx, actor: ScopedActor, issueId: string, body: 
 
 export async function addComment(deps: Deps, actor: ScopedActor, issueId: string, body: string) {
   const comment = await deps.db.$transaction(async (tx) => {
-    await issueInCompany(tx, actor, issueId);
-    if (isWatchdogActor(actor)) await requireIncluded(tx, actor, issueId, 'commenting');
+    await permitOnIssue(tx, actor, 'issue.comment', await issueInCompany(tx, actor, issueId), actor.companyId);
     if (actor.kind === 'board' && (await activeHoldsCovering(tx, issueId)).length > 0) {
       throw new AppError('conflict', 'this issue is paused by a tree hold; resume it before sending new messages');
     }

@@ -8,6 +8,7 @@ import { AppError } from '../domain/errors';
 import { isTerminalRunStatus } from '../domain/statuses';
 import { newTokenSecret } from '../domain/tokens';
 import { logActivity } from './activity-log';
+import { permitOnRun } from './authority';
 import type { Deps } from './deps';
 import { stopRunForActor } from './runs';
 
@@ -75,6 +76,7 @@ export async function resolveWork(deps: Deps, id: string, actor: Actor) {
 export async function stopWork(deps: Deps, id: string, actor: Actor) {
   const work = await resolveWork(deps, id, actor);
   if (work.kind === 'agent_run') return { kind: work.kind, id, run: await stopRunForActor(deps, id, actor) };
+  permitOnRun(actor, 'run.stop', { id: work.job.ownerRunId, companyId: work.job.companyId });
   if (work.job.status !== 'running') throw new AppError('conflict', `${work.kind} ${id} is already ${work.job.status}`);
   await requestJobStop(deps, id, 'operator');
   return { kind: work.kind, id, job: await deps.db.job.findUniqueOrThrow({ where: { id } }) };

@@ -4,6 +4,7 @@ import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
 import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
 import { logActivity } from './activity-log';
+import { permitOnRun } from './authority';
 import type { Deps } from './deps';
 import { notifySubtreeChanged } from './notify';
 import { stopJobsOf } from './jobs';
@@ -135,11 +136,11 @@ export async function requestStop(
   return { stopped: true, status: result.status };
 }
 
+/** The operator stop of a run, for every route that stops one (domain/authorization.ts: 'run.stop'). */
 export async function stopRunForActor(deps: Deps, runId: string, actor: Actor) {
   const run = await deps.db.run.findUnique({ where: { id: runId } });
-  if (!run || (actor.kind !== 'admin' && 'companyId' in actor && actor.companyId !== run.companyId)) {
-    throw new AppError('not_found', 'run not found');
-  }
+  if (!run || (actor.kind !== 'admin' && actor.companyId !== run.companyId)) throw new AppError('not_found', 'run not found');
+  permitOnRun(actor, 'run.stop', run);
   if (isTerminalRunStatus(run.status)) throw new AppError('conflict', `run is already ${run.status}`);
   await requestStop(deps, runId, { kind: 'operator_stop', actor });
   return deps.db.run.findUniqueOrThrow({ where: { id: runId } });

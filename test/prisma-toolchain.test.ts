@@ -2,7 +2,7 @@
  * Smoke test of the offline Prisma toolchain: the unmodified Prisma CLI, made to work without its native
  * schema engine by prisma.config.ts + scripts/prisma/ (Prisma's wasm schema engine over @prisma/adapter-pg),
  * against throwaway databases. It is the upgrade gate for prisma / @prisma/* and pins the four adapter-pg
- * workarounds in scripts/prisma/wasm-engine.mjs. Needs a PostgreSQL server (scripts/provision/postgres.ts).
+ * workarounds in scripts/prisma/wasm-engine.mjs. Uses the test run's PostgreSQL server (test/setup/global-setup.ts).
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -14,16 +14,15 @@ import {
   createMigratedTemplate,
   dropDatabase,
   migrateDeploy,
-  resolveTestPostgresAdminUrl,
   runPrisma,
-  type TestPostgres,
 } from '../scripts/provision/postgres';
+import { testStack } from './setup/stack';
 
 const ROOT = path.resolve(__dirname, '..');
 const RUN = `${process.pid}_${randomBytes(3).toString('hex')}`;
 const SCRATCH = path.join(ROOT, '.tmp', `prisma-toolchain-${RUN}`); // .tmp/ is git-ignored
 
-let server: TestPostgres | undefined;
+let server: { adminUrl: string } | undefined;
 const created: string[] = [];
 
 /** A new empty database, dropped in afterAll. */
@@ -46,13 +45,12 @@ async function sql<T extends object>(url: string, text: string): Promise<T[]> {
 const output = (run: { stdout: string; stderr: string }) => `${run.stdout}\n${run.stderr}`;
 
 beforeAll(async () => {
-  server = await resolveTestPostgresAdminUrl();
+  server = { adminUrl: testStack().pgAdminUrl }; // the run's embedded (or DATABASE_URL) server
   await fs.mkdir(SCRATCH, { recursive: true });
 });
 
 afterAll(async () => {
   if (server) for (const name of created) await dropDatabase(server.adminUrl, name);
-  await server?.stop();
   await fs.rm(SCRATCH, { recursive: true, force: true });
 });
 
@@ -106,7 +104,7 @@ test('migrate diff: replaying prisma/migrations gives exactly prisma/schema.pris
   expect(await sql(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).toEqual([]);
 });
 
-test('a fixed shadow database (SHADOW_DATABASE_URL, as with PGlite) is emptied before use', async () => {
+test('a fixed shadow database (SHADOW_DATABASE_URL) is emptied before use', async () => {
   const url = await scratchDatabase('main');
   const shadowUrl = await scratchDatabase('shadow');
   // Leftovers of an earlier replay (adapter-pg workaround 4): without the wipe, "relation already exists".

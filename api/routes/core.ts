@@ -6,8 +6,9 @@ import { AppError, notFound } from '../../domain/errors';
 import { uuidSchema } from '../../domain/ids';
 import { AGENT_STATUSES } from '../../domain/statuses';
 import { hashToken, newTokenSecret } from '../../domain/tokens';
+import { jsonRecord, safeString } from '../../domain/safe-input';
 import { logActivity } from '../../services/activity-log';
-import { deny, isWatchdogActor, requireBoard } from '../../services/authority';
+import { permit, permitOnIssue } from '../../services/authority';
 import type { Deps } from '../../services/deps';
 import { addComment, createIssue, issueInCompany, presentIssue, updateIssue } from '../../services/issues';
 import { stopRunForActor } from '../../services/runs';
@@ -48,8 +49,8 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/companies/:companyId/agents', async (request, reply) => {
     const { companyId } = ids(request.params, 'companyId');
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'creating agents');
     if (actor.companyId !== companyId) throw notFound('company');
+    permit(actor, 'agent.manage', { companyId });
     const body = parse(z.object({ name: titleSchema, adapter: adapterSchema, status: z.enum(AGENT_STATUSES).optional() }).strict(), request.body);
     const agent = await db.$transaction(async (tx) => {
       const created = await tx.agent.create({ data: { companyId, name: body.name, adapter: body.adapter, status: body.status ?? 'active' } });
@@ -70,7 +71,7 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
   app.patch('/api/agents/:id', async (request) => {
     const { id } = ids(request.params, 'id');
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'changing agent settings');
+    permit(actor, 'agent.manage', { companyId: actor.companyId });
     const body = parse(z.object({ name: titleSchema.optional(), status: z.enum(AGENT_STATUSES).optional(), adapter: adapterSchema.optional() }).strict(), request.body);
     const existing = await db.agent.findUnique({ where: { id } });
     if (!existing || existing.companyId !== actor.companyId) throw notFound('agent');
@@ -121,7 +122,7 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
         status: issueStatusSchema.optional(),
         assigneeAgentId: uuidSchema.nullable().optional(),
         blockedByIssueIds: z.array(uuidSchema).max(1000).optional(),
-        comment: z.string().max(100_000).optional(),
+        comment: safeString().max(100_000).optional(),
       }).strict(),
       request.body,
     );
@@ -130,7 +131,7 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
 
   app.post('/api/issues/:id/comments', async (request, reply) => {
     const { id } = ids(request.params, 'id');
-    const body = parse(z.object({ body: z.string().trim().min(1, 'must not be empty').max(100_000) }).strict(), request.body);
+    const body = parse(z.object({ body: safeString().trim().min(1, 'must not be empty').max(100_000) }).strict(), request.body);
     const comment = await addComment(deps, companyActor(request.actor), id, body.body);
     return reply.status(201).send({ id: comment.id, issueId: comment.issueId, body: comment.body, authorKind: comment.authorKind, createdAt: comment.createdAt });
   });
@@ -138,9 +139,9 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/issues/:id/wake', async (request, reply) => {
     const { id } = ids(request.params, 'id');
     const actor = companyActor(request.actor);
-    if (isWatchdogActor(actor)) deny('waking agents is not part of the watchdog contract; reopen or reassign the issue instead');
-    const body = parse(z.object({ idempotencyKey: z.string().min(1).max(200).optional(), reason: z.string().min(1).max(100).optional(), context: z.record(z.string(), z.unknown()).optional() }).strict(), request.body);
+    const body = parse(z.object({ idempotencyKey: safeString().min(1).max(200).optional(), reason: safeString().min(1).max(100).optional(), context: jsonRecord().optional() }).strict(), request.body);
     const issue = await issueInCompany(db, actor, id);
+    await permitOnIssue(db, actor, 'issue.wake', issue, actor.companyId);
     if (!issue.assigneeAgentId) throw new AppError('conflict', 'issue has no assignee to wake');
     const { wake, created, outcome } = await wakeAndDispatch(
       deps,
@@ -167,8 +168,6 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
 
   app.post('/api/runs/:id/stop', async (request) => {
     const { id } = ids(request.params, 'id');
-    const actor = companyActor(request.actor);
-    if (isWatchdogActor(actor)) deny('cancelling runs is not allowed for a watchdog run');
-    return presentRun(await stopRunForActor(deps, id, actor));
+    return presentRun(await stopRunForActor(deps, id, companyActor(request.actor)));
   });
 }

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { HOLD_NOT_ACTIVE, type HoldReleaseOutcome } from '../../activities';
 import { AppError, notFound } from '../../domain/errors';
-import { requireBoard } from '../../services/authority';
+import { safeString } from '../../domain/safe-input';
+import { permit } from '../../services/authority';
 import type { Deps } from '../../services/deps';
 import { activeHoldsInside, createHold, getHoldWithMembers } from '../../services/holds';
 import { issueInCompany } from '../../services/issues';
@@ -41,8 +42,8 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/issues/:id/tree-holds', async (request, reply) => {
     const { id } = ids(request.params, 'id');
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'tree holds');
-    const body = parse(z.object({ mode: z.enum(['pause', 'resume']), reason: z.string().trim().max(2000).optional(), wakeAgents: z.boolean().optional() }).strict(), request.body);
+    permit(actor, 'hold.manage', { companyId: actor.companyId });
+    const body = parse(z.object({ mode: z.enum(['pause', 'resume']), reason: safeString().trim().max(2000).optional(), wakeAgents: z.boolean().optional() }).strict(), request.body);
     const issue = await issueInCompany(db, actor, id);
     if (body.mode === 'pause') {
       const hold = await createHold(deps, id, body.reason ?? null, actor);
@@ -68,7 +69,7 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
   app.get('/api/issues/:id/tree-holds', async (request) => {
     const { id } = ids(request.params, 'id');
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'tree holds');
+    permit(actor, 'hold.manage', { companyId: actor.companyId });
     await issueInCompany(db, actor, id);
     const holds = await db.treeHold.findMany({ where: { rootIssueId: id }, orderBy: { createdAt: 'asc' } });
     return { items: holds };
@@ -77,7 +78,7 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
   app.get('/api/tree-holds/:holdId', async (request) => {
     const { holdId } = ids(request.params, 'holdId');
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'tree holds');
+    permit(actor, 'hold.manage', { companyId: actor.companyId });
     const hold = await db.treeHold.findUnique({ where: { id: holdId } });
     if (!hold || hold.companyId !== actor.companyId) throw notFound('tree hold');
     return getHoldWithMembers(deps, holdId);
@@ -86,7 +87,7 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/issues/:id/tree-holds/:holdId/release', async (request) => {
     const { id, holdId } = ids(request.params, 'id', 'holdId');
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'tree holds');
+    permit(actor, 'hold.manage', { companyId: actor.companyId });
     const body = parse(z.object({ wakeAgents: z.boolean().optional() }).strict(), request.body);
     const hold = await db.treeHold.findUnique({ where: { id: holdId } });
     if (!hold || hold.companyId !== actor.companyId || hold.rootIssueId !== id) throw notFound('tree hold');

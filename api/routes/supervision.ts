@@ -2,36 +2,35 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Actor } from '../../domain/actor';
+import type { Action } from '../../domain/authorization';
 import { AppError } from '../../domain/errors';
-import { requireBoard } from '../../services/authority';
+import { jsonRecord, safeString } from '../../domain/safe-input';
+import { permitOnRun } from '../../services/authority';
 import type { Deps } from '../../services/deps';
 import { inspectWork } from '../../services/inspect';
 import { createJob, resolveWork, stopWork } from '../../services/jobs';
 import { acknowledgeFailure, decideSilence, recordEvidence } from '../../services/supervision';
 import { companyActor, ids, parse } from '../validation';
 
-/** The board of the run's company, or the run itself with its own token. */
-async function boardOrTheRun(deps: Deps, actor: Actor, runId: string, what: string) {
-  const scoped = companyActor(actor);
-  const work = await resolveWork(deps, runId, scoped);
+/** An action on an agent run, as domain/authorization.ts allows it. */
+async function permittedRun(deps: Deps, actor: Actor, runId: string, action: Action) {
+  const work = await resolveWork(deps, runId, companyActor(actor));
   if (work.kind !== 'agent_run') throw new AppError('not_found', `${runId} is a ${work.kind.replace('_', ' ')}, not an agent run`);
-  if (scoped.kind === 'run' && scoped.runId !== runId) throw new AppError('forbidden', `${what}: a run token acts only on its own run`);
+  permitOnRun(actor, action, work.run);
   return work.run;
 }
 
 const jobSchema = z
-  .object({ kind: z.enum(['shell_job', 'monitor']), command: z.string().trim().min(1).max(4096), args: z.array(z.string().max(4096)).max(256).default([]) })
+  .object({ kind: z.enum(['shell_job', 'monitor']), command: safeString().trim().min(1).max(4096), args: z.array(safeString().max(4096)).max(256).default([]) })
   .strict();
-const evidenceSchema = z.object({ check: z.string().trim().min(1).max(200), passed: z.boolean(), details: z.record(z.string(), z.unknown()).optional() }).strict();
+const evidenceSchema = z.object({ check: safeString().trim().min(1).max(200), passed: z.boolean(), details: jsonRecord().optional() }).strict();
 const silenceSchema = z.object({ decision: z.enum(['snooze', 'continue', 'dismiss']), minutes: z.number().int().min(1).max(10_080).optional() }).strict();
 
 export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
   /** Stops an agent run, shell job or monitor by id, and reports the verified result when it is in. */
   app.post('/api/work/:id/stop', async (request, reply) => {
     const { id } = ids(request.params, 'id');
-    const actor = companyActor(request.actor);
-    requireBoard(actor, 'stopping background work');
-    const stopped = await stopWork(deps, id, actor);
+    const stopped = await stopWork(deps, id, companyActor(request.actor));
     const result = await verifiedResult(deps, stopped.kind === 'agent_run' ? 'run' : 'job', id);
     return reply.status(result ? 200 : 202).send({ kind: stopped.kind, id, stop: result ?? { verdict: 'pending', detail: 'the stop is still being verified; inspect the id for its result' } });
   });
@@ -46,7 +45,7 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/runs/:id/jobs', async (request, reply) => {
     const { id } = ids(request.params, 'id');
     const body = parse(jobSchema, request.body);
-    await boardOrTheRun(deps, request.actor, id, 'starting a job');
+    await permittedRun(deps, request.actor, id, 'run.start_job');
     const { ownerToken: _hidden, ...job } = await createJob(deps, id, body, request.actor);
     return reply.status(201).send(job);
   });
@@ -54,15 +53,14 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/runs/:id/evidence', async (request, reply) => {
     const { id } = ids(request.params, 'id');
     const body = parse(evidenceSchema, request.body);
-    await boardOrTheRun(deps, request.actor, id, 'recording gate evidence');
+    await permittedRun(deps, request.actor, id, 'run.record_evidence');
     return reply.status(201).send(await recordEvidence(deps, id, body, request.actor));
   });
 
   app.post('/api/runs/:id/ack', async (request) => {
     const { id } = ids(request.params, 'id');
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'acknowledging a failure');
-    await boardOrTheRun(deps, actor, id, 'acknowledging a failure');
+    await permittedRun(deps, actor, id, 'run.ack');
     const run = await acknowledgeFailure(deps, id, actor);
     return { id: run.id, status: run.status, failureState: run.failureState };
   });
@@ -71,8 +69,7 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
     const { id } = ids(request.params, 'id');
     const body = parse(silenceSchema, request.body);
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'deciding on a silent run');
-    await boardOrTheRun(deps, actor, id, 'deciding on a silent run');
+    await permittedRun(deps, actor, id, 'run.silence');
     const run = await decideSilence(deps, id, body.decision, body.minutes, actor);
     return { id: run.id, silentState: run.silentState, decision: run.silentDecision, until: run.silentDecisionUntil };
   });

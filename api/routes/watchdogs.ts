@@ -3,8 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError, notFound } from '../../domain/errors';
 import { uuidSchema } from '../../domain/ids';
+import { jsonRecord, safeString } from '../../domain/safe-input';
 import { logActivity } from '../../services/activity-log';
-import { isWatchdogActor, requireBoard, requireIncluded } from '../../services/authority';
+import { permit, permitOnIssue } from '../../services/authority';
 import type { Deps } from '../../services/deps';
 import { issueInCompany } from '../../services/issues';
 import { notifySubtreeChanged } from '../../services/notify';
@@ -29,7 +30,7 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
   app.get('/api/issues/:issueId/watchdog', async (request) => {
     const { issueId } = ids(request.params, 'issueId');
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'reading watchdog configuration');
+    permit(actor, 'watchdog.manage', { companyId: actor.companyId });
     await issueInCompany(db, actor, issueId);
     const watchdog = await db.watchdog.findUnique({ where: { activeIssueId: issueId } });
     return watchdog ? presentWatchdog(watchdog) : null;
@@ -38,7 +39,7 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
   app.put('/api/issues/:issueId/watchdog', async (request, reply) => {
     const { issueId } = ids(request.params, 'issueId');
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'changing watchdog configuration');
+    permit(actor, 'watchdog.manage', { companyId: actor.companyId });
     const body = parse(watchdogBodySchema, request.body);
     const issue = await issueInCompany(db, actor, issueId);
     const { watchdog, created } = await putWatchdog(deps, issue, body, actor);
@@ -49,7 +50,7 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
   app.delete('/api/issues/:issueId/watchdog', async (request, reply) => {
     const { issueId } = ids(request.params, 'issueId');
     const actor = companyActor(request.actor);
-    requireBoard(actor, 'removing a watchdog');
+    permit(actor, 'watchdog.manage', { companyId: actor.companyId });
     const issue = await issueInCompany(db, actor, issueId);
     const removed = await removeWatchdog(deps, issue, actor);
     if (!removed) throw new AppError('not_found', 'this issue has no active watchdog');
@@ -62,15 +63,14 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
     const actor = companyActor(request.actor);
     const body = parse(
       z.object({
-        kind: z.string().trim().min(1).max(100),
+        kind: safeString().trim().min(1).max(100),
         audience: z.enum(['anyone', 'human_only', 'not_creator']).default('anyone'),
         addresseeAgentId: uuidSchema.nullable().optional(),
       }).strict(),
       request.body,
     );
     const interaction = await db.$transaction(async (tx) => {
-      await issueInCompany(tx, actor, id);
-      if (isWatchdogActor(actor)) await requireIncluded(tx, actor, id, 'opening interactions');
+      await permitOnIssue(tx, actor, 'interaction.open', await issueInCompany(tx, actor, id), actor.companyId);
       if (body.addresseeAgentId) {
         const agent = await tx.agent.findUnique({ where: { id: body.addresseeAgentId } });
         if (!agent || agent.companyId !== actor.companyId) throw notFound('addressee agent');
@@ -88,12 +88,12 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/interactions/:id/resolve', async (request) => {
     const { id } = ids(request.params, 'id');
     const actor = companyActor(request.actor);
-    const body = parse(z.object({ resolution: z.record(z.string(), z.unknown()).optional(), status: z.enum(['resolved', 'cancelled']).default('resolved') }).strict(), request.body);
+    const body = parse(z.object({ resolution: jsonRecord().optional(), status: z.enum(['resolved', 'cancelled']).default('resolved') }).strict(), request.body);
     const interaction = await db.$transaction(async (tx) => {
       const existing = await tx.interaction.findUnique({ where: { id } });
       if (!existing || existing.companyId !== actor.companyId) throw notFound('interaction');
       if (existing.status !== 'pending') throw new AppError('conflict', `interaction is already ${existing.status}`);
-      if (isWatchdogActor(actor)) await requireIncluded(tx, actor, existing.issueId, 'resolving interactions');
+      await permitOnIssue(tx, actor, 'interaction.resolve', { id: existing.issueId, companyId: existing.companyId }, actor.companyId);
       if (actor.kind === 'run') {
         // the ordinary resolver audience holds against agents, watchdogs included
         if (existing.audience === 'human_only') throw new AppError('forbidden', 'interaction audience is human_only: an agent run cannot resolve it');

@@ -159,7 +159,7 @@ function migrationAdapterFactory(url, shadowUrl) {
   const factory = adapterFactory(mainCfg, options);
   factory.connectToShadowDb = async () => {
     if (shadowUrl) {
-      // Workaround 4: with a fixed shadow database (shadowDatabaseUrl, e.g. the PGlite one) the engine
+      // Workaround 4: with a fixed shadow database (shadowDatabaseUrl) the engine
       // replays the migrations into it several times per command without emptying it in between
       // ("P3006 ... type "X" already exists"). Empty it on every use - never point it at real data.
       const shadowCfg = poolConfigFromUrl(shadowUrl);

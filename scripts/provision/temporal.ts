@@ -133,7 +133,8 @@ const LOCK_HEARTBEAT_MS = 15_000;
 const LOCK_STALE_MS = 2 * 60_000;
 const LOCK_WAIT_MAX_MS = 60 * 60_000;
 
-function pidAlive(pid: number): boolean {
+/** True while `pid` exists (EPERM: it exists, owned by another user). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

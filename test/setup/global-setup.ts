@@ -50,7 +50,7 @@ export default async function globalSetup(): Promise<void> {
     }
     const t1 = Date.now();
     const pg = await import('../../scripts/provision/postgres');
-    const postgres = await pg.resolveTestPostgresAdminUrl();
+    const postgres = await pg.resolveTestPostgresAdminUrl(log);
     info.pgAdminUrl = postgres.adminUrl;
     globalThis.__TREEWARDEN_TEST_STACK__ = { info, stackFile, server, stopPostgres: postgres.stop };
     info.templateDb = `tw_test_tpl_${runId}`;

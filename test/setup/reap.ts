@@ -1,7 +1,7 @@
 /** Cleanup shared by global-setup.ts (failed setup, stale runs) and global-teardown.ts. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DevServer } from '../../scripts/provision/temporal';
+import { pidAlive, type DevServer } from '../../scripts/provision/temporal';
 import { TMP_DIR, type StackInfo } from './stack';
 
 type Log = (line: string) => void;
@@ -22,15 +22,6 @@ declare global {
 export const log: Log = (line) => {
   process.stderr.write(`[test-stack] ${line}\n`);
 };
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Drops the run's cloned databases (from the track file) and its template. Missing databases are fine. */
 export async function dropRunDatabases(info: StackInfo, log: Log): Promise<void> {

@@ -112,6 +112,7 @@ describe('parseConfig', () => {
       TREEWARDEN_SILENT_CONTINUE_REARM_MS: 1_800_000,
       TREEWARDEN_HEARTBEAT_TIMEOUT_MS: 10_000,
       TREEWARDEN_ORPHAN_SWEEP_MS: 60_000,
+      TREEWARDEN_RUN_ENV_PASSTHROUGH: [],
       LOG_LEVEL: 'info',
     });
   });
@@ -143,6 +144,7 @@ describe('parseConfig', () => {
     ['TREEWARDEN_HEARTBEAT_TIMEOUT_MS', { TREEWARDEN_HEARTBEAT_TIMEOUT_MS: 'ten seconds' }],
     ['TREEWARDEN_API_URL', { TREEWARDEN_API_URL: 'localhost' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
+    ['TREEWARDEN_RUN_ENV_PASSTHROUGH', { TREEWARDEN_RUN_ENV_PASSTHROUGH: 'TREEWARDEN_ADMIN_TOKEN' }],
   ])('a bad %s (%j) fails with a ConfigError naming it', (variable, env) => {
     const error = parseError({ DATABASE_URL, ...env });
     expect(error.name).toBe('ConfigError');
