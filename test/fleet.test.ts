@@ -6,7 +6,7 @@
  * inspection goes through the owning host; a returning worker reaps its host's orphans.
  */
 import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from './support/harness';
-import { processesOwnedBy, requireNamespaces, simulatedHost, type HostWorker, type SimulatedHost } from './support/simulated-hosts';
+import { historyOutline, processesOwnedBy, requireNamespaces, simulatedHost, type HostWorker, type SimulatedHost } from './support/simulated-hosts';
 
 requireNamespaces();
 
@@ -50,6 +50,18 @@ async function liveRun(c: Company, title: string) {
 /** Deadlines, not timing assertions: a dead worker's sticky queue, heartbeat timeout and host wait add up on a loaded box. */
 const SETTLE_MS = 120_000;
 jest.setTimeout(5 * 60_000);
+
+/** Waits for the run to settle with a stop verdict; a timeout says where its workflow stands. */
+async function settled(runId: string) {
+  try {
+    return await eventually(`run ${runId} settles with a stop verdict`, async () => {
+      const run = await runRow(runId);
+      return ['failed', 'cancelled'].includes(run.status) && (run.stopResult as { verdict?: string } | null)?.verdict ? run : null;
+    }, SETTLE_MS);
+  } catch (error) {
+    throw new Error(`${String(error)}; its workflow:\n${await historyOutline(h.services.client, `agent-run:${runId}`)}`);
+  }
+}
 
 const stopVerdict = async (runId: string) => ((await runRow(runId)).stopResult as { verdict?: string; host?: string } | null) ?? {};
 
@@ -95,11 +107,7 @@ describe('a fleet on two hosts', () => {
     expect(['stop-pending', 'pending']).toContain(stop.body.stop.verdict);
 
     for (const { runId, ownerToken } of [killedRun, stoppedRun]) {
-      const settled = await eventually(`run ${runId} settles`, async () => {
-        const run = await runRow(runId);
-        return ['failed', 'cancelled'].includes(run.status) && (run.stopResult as { verdict?: string } | null)?.verdict ? run : null;
-      }, SETTLE_MS);
-      expect(settled.stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
+      expect((await settled(runId)).stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
       expect(processesOwnedBy(ownerToken).length).toBeGreaterThanOrEqual(3);
       const api = await h.request('GET', `/api/runs/${runId}`, c.token);
       expect(api.body.stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
@@ -128,11 +136,12 @@ describe('a fleet on two hosts', () => {
     // host-a has no worker: the run executes on host-b
     const run = await liveRun(c, 'on a host that is lost');
     expect(run.hostId).toBe(workerB.hostId);
+    // host-a's worker returns to run the workflows; host-b's dies, its agents live on
+    workerA = await startWorker(hostA);
     await hostB.killWorker(workerB);
     const stop = await h.request('POST', `/api/work/${run.runId}/stop`, c.token);
     expect(['stop-pending', 'pending']).toContain(stop.body.stop.verdict);
-    await eventually('the stop is pending on host-b', async () => (await stopVerdict(run.runId)).verdict === 'stop-pending', SETTLE_MS);
-    expect(await stopVerdict(run.runId)).toMatchObject({ host: workerB.hostId });
+    expect((await settled(run.runId)).stopResult).toMatchObject({ verdict: 'stop-pending', host: workerB.hostId });
     expect(processesOwnedBy(run.ownerToken).length).toBeGreaterThanOrEqual(3);
 
     expect((await h.request('POST', `/api/hosts/${workerB.hostId}/lost`, c.token)).status).toBe(403);

@@ -47,19 +47,27 @@ export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflo
     const outcome = await adapter.executeRun.executeWithOptions({ summary: 'Execute the agent through its adapter' }, [runId]);
     return await settle(runId, outcome);
   } catch (error) {
-    if (isCancellation(error)) {
+    // Since 'host-affine-stop': a stop request can land in the same workflow task as the failure of a
+    // lost worker's activity (heartbeat timeout). That run was stopped, not failed; and in the
+    // cancelled root scope its clean-up would be cancelled before it was scheduled, leaving the run
+    // unsettled and its processes alive. So a pending stop request counts, and clean-ups are shielded.
+    const stopRequested = isCancellation(error) || (CancellationScope.current().consideredCancelled && patched('host-affine-stop'));
+    if (stopRequested) {
       return CancellationScope.nonCancellable(async () => {
         setCurrentDetails('stopping: waiting for the process group to exit');
         await stopOwnedProcesses('Stop the process group and verify it exited');
         return settle(runId, { kind: 'stopped' });
       });
     }
-    if (patched('stop-owned-processes-after-failure')) {
+    if (!patched('stop-owned-processes-after-failure')) return settle(runId, { kind: 'error', error: failureMessage(error) });
+    const cleanUp = async () => {
       // a lost worker (heartbeat timeout) leaves the run's processes behind: find them by owner token
       setCurrentDetails('failed: stopping whatever the run left running');
       await stopOwnedProcesses('Stop every process the failed run owns');
-    }
-    return settle(runId, { kind: 'error', error: failureMessage(error) });
+      return settle(runId, { kind: 'error', error: failureMessage(error) });
+    };
+    // a stop arriving during the clean-up must not cancel it
+    return patched('host-affine-stop') ? CancellationScope.nonCancellable(cleanUp) : cleanUp();
   }
 }
 

@@ -5,9 +5,12 @@
  * processes stay visible for ground truth, under root-namespace pids.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { REPO_ROOT } from '../setup/stack';
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { REPO_ROOT, TMP_DIR } from '../setup/stack';
 import { eventually } from './harness';
 import { bundlePath } from './worker-fleet';
 
@@ -67,8 +70,15 @@ export async function simulatedHost(name: string): Promise<SimulatedHost> {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       workers.add(child);
+      // every worker's log, kept for the post-mortem of a failed run (.tmp/fleet-<jest pid>-<host>.log)
+      mkdirSync(TMP_DIR, { recursive: true });
+      const log = createWriteStream(join(TMP_DIR, `fleet-${process.pid}-${name}.log`), { flags: 'a' });
+      child.stdout!.pipe(log, { end: false });
       const stderr: string[] = [];
-      child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+      child.stderr!.on('data', (chunk: Buffer) => {
+        stderr.push(chunk.toString());
+        log.write(chunk);
+      });
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       void exited.then(() => workers.delete(child));
       const hostId = await new Promise<string>((resolve, reject) => {
@@ -110,4 +120,17 @@ export function processesOwnedBy(ownerToken: string): { pid: number; pidOnHost: 
     }
   }
   return found;
+}
+
+/** A workflow's history as one line per event (type, activity, task queue), for the message of a failed wait. */
+export async function historyOutline(client: Client, workflowId: string): Promise<string> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? [])
+    .map((e) => {
+      const scheduled = e.activityTaskScheduledEventAttributes;
+      const failed = e.activityTaskFailedEventAttributes?.failure?.message ?? e.activityTaskTimedOutEventAttributes?.failure?.message;
+      const at = e.eventTime?.seconds ? new Date(Number(e.eventTime.seconds) * 1000).toISOString().slice(11, 19) : '';
+      return `${at} ${temporal.api.enums.v1.EventType[e.eventType ?? 0]}${scheduled ? ` ${scheduled.activityType?.name} on ${scheduled.taskQueue?.name}` : ''}${failed ? ` (${failed})` : ''}`;
+    })
+    .join('\n');
 }
