@@ -5,6 +5,9 @@
  * host while it has no worker, clean once a worker returns there, `host-lost` when declared gone;
  * inspection goes through the owning host; a returning worker reaps its host's orphans.
  */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { reapOrphans } from '../services/orphans';
 import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from './support/harness';
 import { historyOutline, processesOwnedBy, requireNamespaces, simulatedHost, type HostWorker, type SimulatedHost } from './support/simulated-hosts';
 
@@ -158,5 +161,30 @@ describe('a fleet on two hosts', () => {
     expect(view.body.verdict).toBe('host-lost');
     expect(view.body.action).toContain('not a verified clean stop');
     expect(await findings(run.runId, 'host-lost')).toHaveLength(1);
+  });
+});
+
+describe('two workers starting on one host', () => {
+  test('reap an orphan once: one claims it, stops it and records the one finding; the other leaves it', async () => {
+    const c = await seedCompany(h, 'Two reapers');
+    const agent = await c.agent();
+    const issue = await c.issue({ title: 'an orphan on this host' });
+    // a failed run of this (the test's) host whose agent lives on, ignoring SIGTERM: both reapers see
+    // it alive for the whole stop grace period
+    const ownerToken = `orphan-${randomBytes(8).toString('hex')}`;
+    const orphan = spawn('sh', ['-c', 'trap "" TERM; sleep 600'], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, TREEWARDEN_OWNER_TOKEN: ownerToken } });
+    const run = await h.services.db.run.create({
+      data: { companyId: c.companyId, issueId: issue.id, agentId: agent.id, wakeReason: 'test', status: 'failed', finishedAt: new Date(), hostId: h.services.hostId, ownerToken, processGroupId: orphan.pid! },
+    });
+    await eventually('the orphan is alive', async () => processesOwnedBy(ownerToken).length === 2);
+
+    const reports = await Promise.all([reapOrphans(h.services), reapOrphans(h.services)]);
+    expect(reports.flatMap((r) => r.reaped).filter((id) => id === run.id)).toEqual([run.id]);
+    expect(processesOwnedBy(ownerToken)).toEqual([]);
+    expect(await findings(run.id, 'orphan-reaped')).toHaveLength(1);
+    expect(await stopVerdict(run.id)).toMatchObject({ verdict: 'terminal-clean', host: h.services.hostId });
+    // a later sweep finds nothing more to do
+    expect((await reapOrphans(h.services)).reaped).not.toContain(run.id);
+    expect(await findings(run.id, 'orphan-reaped')).toHaveLength(1);
   });
 });
