@@ -7,6 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { hostQueue } from '../domain/host';
 import { reapOrphans } from '../services/orphans';
 import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from './support/harness';
 import { historyOutline, processesOwnedBy, requireNamespaces, simulatedHost, type HostWorker, type SimulatedHost } from './support/simulated-hosts';
@@ -37,17 +38,27 @@ const startWorker = (host: SimulatedHost) => host.startWorker(h.env);
 /** An agent that leaves its group and ignores SIGTERM, beside one that stays (testing-like-users §3). */
 const STUBBORN_AGENT = 'setsid sh -c \'trap "" TERM; sleep 600\' & sleep 600';
 
-async function liveRun(c: Company, title: string) {
-  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', STUBBORN_AGENT] });
-  const issue = await c.issue({ title, assigneeAgentId: agent.id });
+/**
+ * A run whose agent really runs. `preparing`: blocked in its prepare step (a `sleep`, the first time
+ * only), so a pause interrupts it before the agent's turn and a release may resume it.
+ */
+async function liveRun(c: Company, title: string, options: { parentId?: string; preparing?: boolean } = {}) {
+  const { parentId, preparing = false } = options;
+  const marker = `/tmp/tw-fleet-prep-${randomBytes(6).toString('hex')}`;
+  const agent = await c.agent(
+    preparing
+      ? { type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 600 & wait`] } }
+      : { type: 'process', command: 'sh', args: ['-c', STUBBORN_AGENT] },
+  );
+  const issue = await c.issue({ title, assigneeAgentId: agent.id, ...(parentId ? { parentId, status: 'in_progress' } : {}) });
   const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
   expect(wake.status).toBe(202);
   const runId = wake.body.runId as string;
   const run = await eventually(`run ${title} has its processes`, async () => {
     const row = await runRow(runId);
-    return row.ownerToken && processesOwnedBy(row.ownerToken).length >= 3 ? row : null;
+    return row.ownerToken && processesOwnedBy(row.ownerToken).length >= (preparing ? 2 : 3) ? row : null;
   }, SETTLE_MS);
-  return { runId, ownerToken: run.ownerToken!, hostId: run.hostId! };
+  return { runId, issueId: issue.id, ownerToken: run.ownerToken!, hostId: run.hostId! };
 }
 
 /** Deadlines, not timing assertions: a dead worker's sticky queue, heartbeat timeout and host wait add up on a loaded box. */
@@ -65,6 +76,12 @@ async function settled(runId: string) {
     throw new Error(`${String(error)}; its workflow:\n${await historyOutline(h.services.client, `agent-run:${runId}`)}`);
   }
 }
+
+const settledRun = (runId: string) =>
+  eventually(`run ${runId} settles`, async () => {
+    const run = await runRow(runId);
+    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
+  }, SETTLE_MS);
 
 const stopVerdict = async (runId: string) => ((await runRow(runId)).stopResult as { verdict?: string; host?: string } | null) ?? {};
 
@@ -186,5 +203,40 @@ describe('two workers starting on one host', () => {
     // a later sweep finds nothing more to do
     expect((await reapOrphans(h.services)).reaped).not.toContain(run.id);
     expect(await findings(run.id, 'orphan-reaped')).toHaveLength(1);
+  });
+});
+
+describe('a pause across runs on two hosts', () => {
+  test('stops each run on its own host, each verified clean; the release resumes each exactly once', async () => {
+    const c = await seedCompany(h, 'Paused fleet');
+    const workers = [await startWorker(hostA), await startWorker(hostB)];
+    const parent = await c.issue({ title: 'a subtree on two hosts' });
+    // matching spreads runs over the two hosts' pollers: wake until each host runs one (bounded)
+    const runs: Awaited<ReturnType<typeof liveRun>>[] = [];
+    for (let i = 0; i < 10 && new Set(runs.map((r) => r.hostId)).size < 2; i++) runs.push(await liveRun(c, `step ${i}`, { parentId: parent.id, preparing: true }));
+    expect(new Set(runs.map((r) => r.hostId))).toEqual(new Set(workers.map((w) => w.hostId)));
+
+    const pause = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
+    expect(pause.status).toBe(201);
+    for (const run of runs) {
+      const row = await settled(run.runId);
+      expect(row.status).toBe('cancelled');
+      expect(row.stopResult).toMatchObject({ verdict: 'terminal-clean' });
+      expect(processesOwnedBy(run.ownerToken)).toEqual([]);
+      // verified where the processes live: the stop ran on the run's own host queue
+      const history = await h.services.client.workflow.getHandle(`agent-run:${run.runId}`).fetchHistory();
+      const stopQueues = (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'stopProcessGroup' ? [e.activityTaskScheduledEventAttributes.taskQueue?.name] : []));
+      expect(stopQueues).toEqual([hostQueue(h.env.TREEWARDEN_TASK_QUEUE, run.hostId)]);
+    }
+
+    const release = await h.request('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, c.token, {});
+    expect(release.status).toBe(200);
+    expect(release.body.resumed.map((r: { issueId: string }) => r.issueId).sort()).toEqual(runs.map((r) => r.issueId).sort());
+    expect((await h.request('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, c.token, {})).status).toBe(409);
+    for (const run of runs) {
+      const resumed = await h.services.db.run.findMany({ where: { issueId: run.issueId, wakeReason: 'issue_tree_resumed' } });
+      expect(resumed).toHaveLength(1);
+      expect((await settledRun(resumed[0].id)).status).toBe('succeeded');
+    }
   });
 });

@@ -35,6 +35,11 @@ export interface HostWorker {
 
 export interface SimulatedHost {
   name: string;
+  /**
+   * Runs `argv` inside this host, in the repository. nsenter forks it and forwards no signal, so
+   * signal `pid()` (the process's root-namespace pid), never the returned child.
+   */
+  spawn(argv: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; pid: () => Promise<number> };
   startWorker(env: Record<string, string>): Promise<HostWorker>;
   /** SIGKILL of the worker's node process only: its agents live on in the host */
   killWorker(worker: HostWorker): Promise<void>;
@@ -61,15 +66,18 @@ export async function simulatedHost(name: string): Promise<SimulatedHost> {
     unshare.once('exit', (code) => reject(new Error(`host ${name} did not start (unshare exited ${code})`)));
   });
   const init = await eventually(`the init of host ${name}`, async () => childrenOf(unshare.pid!)[0]);
-  const workers = new Set<ChildProcess>();
-  return {
+  const children = new Set<ChildProcess>();
+  const host: SimulatedHost = {
     name,
+    spawn(argv, env) {
+      const child = spawn('nsenter', ['-t', String(init), '-p', '-u', '-m', `--wd=${REPO_ROOT}`, ...argv], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      children.add(child);
+      void new Promise((resolve) => child.once('exit', resolve)).then(() => children.delete(child));
+      let pid: Promise<number> | undefined;
+      return { child, pid: () => (pid ??= eventually(`the process nsenter started on ${name}`, async () => childrenOf(child.pid!)[0])) };
+    },
     async startWorker(env) {
-      const child = spawn('nsenter', ['-t', String(init), '-p', '-u', '-m', `--wd=${REPO_ROOT}`, process.execPath, '--import', 'tsx', 'workers/main.ts'], {
-        env: { ...process.env, ...env, TREEWARDEN_WORKFLOW_BUNDLE: await bundlePath(), LOG_LEVEL: 'info' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      workers.add(child);
+      const { child, pid: nodePid } = host.spawn([process.execPath, '--import', 'tsx', 'workers/main.ts'], { ...process.env, ...env, TREEWARDEN_WORKFLOW_BUNDLE: await bundlePath(), LOG_LEVEL: 'info' });
       // every worker's log, kept for the post-mortem of a failed run (.tmp/fleet-<jest pid>-<host>.log)
       mkdirSync(TMP_DIR, { recursive: true });
       const log = createWriteStream(join(TMP_DIR, `fleet-${process.pid}-${name}.log`), { flags: 'a' });
@@ -80,15 +88,13 @@ export async function simulatedHost(name: string): Promise<SimulatedHost> {
         log.write(chunk);
       });
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      void exited.then(() => workers.delete(child));
       const hostId = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stdout! }).on('line', (line) => {
           if (line.includes('"msg":"worker started"')) resolve((JSON.parse(line) as { hostId: string }).hostId);
         });
         void exited.then(() => reject(new Error(`worker on ${name} exited before it was ready: ${stderr.join('').slice(-2000)}`)));
       });
-      const pid = await eventually(`the node process of the worker on ${name}`, async () => childrenOf(child.pid!)[0]);
-      return { pid, hostId, exited };
+      return { pid: await nodePid(), hostId, exited };
     },
     async killWorker(worker) {
       process.kill(worker.pid, 'SIGKILL');
@@ -98,9 +104,10 @@ export async function simulatedHost(name: string): Promise<SimulatedHost> {
       // the init's death takes everything in the namespace with it
       process.kill(init, 'SIGKILL');
       unshare.kill('SIGKILL');
-      for (const child of workers) child.kill('SIGKILL');
+      for (const child of children) child.kill('SIGKILL');
     },
   };
+  return host;
 }
 
 /** Ground truth from the root namespace: live processes carrying this owner token, with their pid inside their host. */
