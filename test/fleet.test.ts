@@ -8,7 +8,11 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { hostQueue } from '../domain/host';
+import { workflowId } from '../domain/ids';
 import { reapOrphans } from '../services/orphans';
+import { pausedFamily } from './support/paused-family';
+import { seededRandom } from './support/seeded-random';
+import { workerRunning } from './support/worker-fleet';
 import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from './support/harness';
 import { historyOutline, processesOwnedBy, requireNamespaces, simulatedHost, type HostWorker, type SimulatedHost } from './support/simulated-hosts';
 
@@ -33,7 +37,14 @@ afterAll(async () => {
 type Company = Awaited<ReturnType<typeof seedCompany>>;
 const runRow = (id: string) => h.services.db.run.findUniqueOrThrow({ where: { id } });
 const findings = (runId: string, verdict: string) => h.services.db.finding.findMany({ where: { runId, verdict } });
-const startWorker = (host: SimulatedHost) => host.startWorker(h.env);
+/** Every live worker of this file, by the host it runs on. */
+const liveWorkers = new Map<HostWorker, SimulatedHost>();
+async function startWorker(host: SimulatedHost): Promise<HostWorker> {
+  const worker = await host.startWorker(h.env);
+  liveWorkers.set(worker, host);
+  void worker.exited.then(() => liveWorkers.delete(worker));
+  return worker;
+}
 
 /** An agent that leaves its group and ignores SIGTERM, beside one that stays (testing-like-users §3). */
 const STUBBORN_AGENT = 'setsid sh -c \'trap "" TERM; sleep 600\' & sleep 600';
@@ -238,5 +249,41 @@ describe('a pause across runs on two hosts', () => {
       expect(resumed).toHaveLength(1);
       expect((await settledRun(resumed[0].id)).status).toBe('succeeded');
     }
+  });
+});
+
+describe('release worker-kill trials across two hosts', () => {
+  test('a worker killed at random points of a release fan-out: every owed resume exactly once (5 trials)', async () => {
+    const random = seededRandom(11);
+    const c = await seedCompany(h, 'Released fleet');
+    // at least one worker on each host (earlier cases may have left more)
+    for (const host of [hostA, hostB]) if (![...liveWorkers.values()].includes(host)) await startWorker(host);
+    let landed = 0;
+    for (let trial = 0; trial < 5; trial++) {
+      const { parent, holdId, interrupted, childIds } = await pausedFamily(h, c, 4);
+      let answered = false;
+      const releasing = h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {}).finally(() => (answered = true));
+      // the worker running the fan-out, on whichever host, dies mid-activity; its host gets a new one
+      let identity: string | null = null;
+      while (!identity && !answered) {
+        identity = await workerRunning(h.services.client, workflowId.treeHold(holdId), 'releaseHold').catch(() => null);
+        if (!identity) await new Promise((r) => setTimeout(r, 10));
+      }
+      const victim = [...liveWorkers.entries()].find(([w]) => w.identity === identity);
+      if (victim) {
+        await new Promise((r) => setTimeout(r, Math.floor(random() * 150)));
+        if ((await workerRunning(h.services.client, workflowId.treeHold(holdId), 'releaseHold').catch(() => null)) === identity) landed++;
+        await victim[1].killWorker(victim[0]);
+      }
+      const released = await releasing;
+      expect(released.status).toBe(200);
+      const resumed = await h.services.db.run.findMany({ where: { issueId: { in: childIds }, wakeReason: 'issue_tree_resumed' } });
+      expect(resumed.map((r) => r.issueId).sort()).toEqual([...childIds].sort());
+      expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: { in: interrupted } } })).toBe(4);
+      expect(released.body.resumed.map((r: { issueId: string }) => r.issueId).sort()).toEqual([...childIds].sort());
+      if (victim) await startWorker(victim[1]);
+    }
+    // most kills must have hit the fan-out itself, or the trials prove little
+    expect(landed).toBeGreaterThanOrEqual(3);
   });
 });

@@ -30,6 +30,8 @@ export interface HostWorker {
   /** root-namespace pid of the worker's node process */
   pid: number;
   hostId: string;
+  /** Temporal's default worker identity, <pid in its host>@<host name>, as pending activities report it */
+  identity: string;
   exited: Promise<number | null>;
 }
 
@@ -88,13 +90,13 @@ export async function simulatedHost(name: string): Promise<SimulatedHost> {
         log.write(chunk);
       });
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      const hostId = await new Promise<string>((resolve, reject) => {
+      const started = await new Promise<{ hostId: string; pid: number; hostname: string }>((resolve, reject) => {
         createInterface({ input: child.stdout! }).on('line', (line) => {
-          if (line.includes('"msg":"worker started"')) resolve((JSON.parse(line) as { hostId: string }).hostId);
+          if (line.includes('"msg":"worker started"')) resolve(JSON.parse(line) as { hostId: string; pid: number; hostname: string });
         });
         void exited.then(() => reject(new Error(`worker on ${name} exited before it was ready: ${stderr.join('').slice(-2000)}`)));
       });
-      return { pid: await nodePid(), hostId, exited };
+      return { pid: await nodePid(), hostId: started.hostId, identity: `${started.pid}@${started.hostname}`, exited };
     },
     async killWorker(worker) {
       process.kill(worker.pid, 'SIGKILL');
