@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { hostQueue } from '../domain/host';
 import { workflowId } from '../domain/ids';
 import { reapOrphans } from '../services/orphans';
-import { pausedFamily } from './support/paused-family';
+import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
 import { workerRunning } from './support/worker-fleet';
 import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from './support/harness';
@@ -275,12 +275,7 @@ describe('release worker-kill trials across two hosts', () => {
         if ((await workerRunning(h.services.client, workflowId.treeHold(holdId), 'releaseHold').catch(() => null)) === identity) landed++;
         await victim[1].killWorker(victim[0]);
       }
-      const released = await releasing;
-      expect(released.status).toBe(200);
-      const resumed = await h.services.db.run.findMany({ where: { issueId: { in: childIds }, wakeReason: 'issue_tree_resumed' } });
-      expect(resumed.map((r) => r.issueId).sort()).toEqual([...childIds].sort());
-      expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: { in: interrupted } } })).toBe(4);
-      expect(released.body.resumed.map((r: { issueId: string }) => r.issueId).sort()).toEqual([...childIds].sort());
+      await expectResumedExactlyOnce(h, await releasing, { childIds, interrupted });
       if (victim) await startWorker(victim[1]);
     }
     // most kills must have hit the fan-out itself, or the trials prove little
