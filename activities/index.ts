@@ -6,7 +6,9 @@ import { beginRun, finishRun, type RunOutcome } from '../services/runs';
 import { evaluateWatchdog } from '../services/watchdogs';
 import { finishJob } from '../services/jobs';
 import { resumeAfterResolution } from '../services/execution-blockers';
+import { hostOf, recordNothingStarted, recordStopPending, type StopTarget } from '../services/host-stops';
 import { withHeartbeat } from './heartbeat';
+import { probeHost, type HostProbeRequest } from './host-probe';
 import { executeJob, stopJobProcesses } from './job-runner';
 import { executeRun, stopProcessGroup } from './run-adapter';
 
@@ -31,10 +33,16 @@ export function createActivities(deps: Deps) {
     beginRun: (runId: string) => beginRun(deps, runId),
     executeRun: (runId: string) => executeRun(deps, runId),
     finishRun: (runId: string, outcome: RunOutcome) => finishRun(deps, runId, outcome),
+    // host-affine: scheduled on the owning host's queue (`<task queue>-host:<hostId>`) only
     stopProcessGroup: (runId: string) => stopProcessGroup(deps, runId),
+    stopJobProcesses: (jobId: string) => stopJobProcesses(deps, jobId),
+    probeHost: (request: HostProbeRequest) => probeHost(deps, request),
+
+    hostOf: (target: StopTarget, id: string) => hostOf(deps, target, id),
+    recordStopPending: (target: StopTarget, id: string, hostId: string, reason: string) => recordStopPending(deps, target, id, hostId, reason),
+    recordNothingStarted: (target: StopTarget, id: string) => recordNothingStarted(deps, target, id),
 
     executeJob: (jobId: string) => executeJob(deps, jobId),
-    stopJobProcesses: (jobId: string) => stopJobProcesses(deps, jobId),
     finishJob: (jobId: string, outcome: Parameters<typeof finishJob>[2]) => finishJob(deps, jobId, outcome),
 
     evaluateWatchdog: (watchdogId: string) => withHeartbeat(() => evaluateWatchdog(deps, watchdogId)),

@@ -1,10 +1,11 @@
 /** Executes a run's shell job or monitor under the same supervision as the run itself. */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
 import { runEnvironment } from '../domain/run-env';
 import type { Deps } from '../services/deps';
+import { assertOwningHost } from '../services/host-stops';
 import { runFiles } from '../services/run-files';
 import { runSupervised, verifiedStop, type StopResult } from './supervised-process';
 
@@ -14,7 +15,9 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
   // the job works for its owner run, with the same allow-listed environment as the run itself
   const files = runFiles(jobId, null);
   await mkdir(files.runDir, { recursive: true });
-  await deps.db.job.update({ where: { id: jobId }, data: { host: hostname() } });
+  // refused once a stop is requested, so a stop that read no host knows nothing can spawn
+  const { count } = await deps.db.job.updateMany({ where: { id: jobId, status: 'running', stopReason: null }, data: { host: hostname(), hostId: deps.hostId } });
+  if (count === 0) throw ApplicationFailure.nonRetryable(`job ${jobId} was stopped before its command started`, 'JobStoppedBeforeStart');
   return runSupervised({
     command: job.command,
     args: job.args as string[],
@@ -30,8 +33,10 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
   });
 }
 
+/** On the job's host (its host queue), like a run's verified stop. */
 export async function stopJobProcesses(deps: Deps, jobId: string): Promise<StopResult> {
   const job = await deps.db.job.findUniqueOrThrow({ where: { id: jobId } });
+  assertOwningHost(deps, 'job', jobId, job.hostId);
   const ctx = Context.current();
   const result = await verifiedStop(job, null, deps.config.TREEWARDEN_STOP_GRACE_MS, () => ctx.heartbeat());
   await deps.db.job.update({ where: { id: jobId }, data: { stopResult: result as object } });

@@ -12,6 +12,7 @@ import { runEnvironment } from '../domain/run-env';
 import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } from '../domain/checkpoint';
 import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../services/deps';
+import { assertOwningHost } from '../services/host-stops';
 import { runFiles, type RunFiles } from '../services/run-files';
 import { enterAdapter, type RunOutcome } from '../services/runs';
 import { recordStopResult, superviseTick, type CpuSample } from '../services/supervision';
@@ -31,7 +32,13 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   // older than the mark was not written in answer to this stop
   Context.current().cancellationSignal.addEventListener('abort', () => markStopObserved(files), { once: true });
   const ownerToken = run.ownerToken ?? newTokenSecret('two');
-  await deps.db.run.update({ where: { id: runId }, data: { ownerToken, host: hostname(), workdir: adapter.cwd ?? files.runDir } });
+  // recorded before anything spawns, and refused once a stop is requested: a stop that read no
+  // host then knows no process can start (its verified stop needs the host that spawned them)
+  const { count } = await deps.db.run.updateMany({
+    where: { id: runId, stopRequestedAt: null },
+    data: { ownerToken, host: hostname(), hostId: deps.hostId, workdir: adapter.cwd ?? files.runDir },
+  });
+  if (count === 0) return { kind: 'stopped' };
   const cwd = adapter.cwd ?? files.runDir;
   const runValues = { TREEWARDEN_RUN_ID: run.id, TREEWARDEN_JOURNAL_FILE: files.journal, TREEWARDEN_WRITER_LOCK: files.writerLock, TREEWARDEN_CHECKPOINT_FILE: files.checkpoint };
   const envWith = (extra: Record<string, string>) => runEnvironment(process.env, deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH, adapter.env, { ...runValues, ...extra });
@@ -73,12 +80,14 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
 }
 
 /**
- * The verified half of a stop (and the clean-up after a lost worker): Temporal reports an
+ * The verified half of a stop (and the clean-up after a lost worker), on the run's own host (its
+ * host queue; another host's /proc cannot see the processes): Temporal reports an
  * activity cancelled as soon as it is asked, while processes may still be unwinding or may have
  * left the group. Finds them by group and owner token, escalates, verifies, records the result.
  */
 export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopResult> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { processGroupId: true, ownerToken: true, workdir: true, adapterEntered: true } });
+  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { processGroupId: true, ownerToken: true, workdir: true, adapterEntered: true, hostId: true } });
+  assertOwningHost(deps, 'run', runId, run.hostId);
   const ctx = Context.current();
   const files = run.ownerToken ? runFiles(runId, run.workdir) : null;
   // a stop that did not pass through the executing worker (it died) is observed here, before any signal

@@ -9,6 +9,7 @@ import { authenticate } from './auth';
 import { registerCoreRoutes } from './routes/core';
 import { registerExecutionBlockerRoutes } from './routes/execution-blockers';
 import { registerHoldRoutes } from './routes/holds';
+import { registerHostRoutes } from './routes/hosts';
 import { registerSupervisionRoutes } from './routes/supervision';
 import { registerWatchdogRoutes } from './routes/watchdogs';
 
@@ -76,6 +77,7 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   registerHoldRoutes(app, deps);
   registerSupervisionRoutes(app, deps);
   registerExecutionBlockerRoutes(app, deps);
+  registerHostRoutes(app, deps);
   return app;
 }
 

@@ -216,12 +216,23 @@ function buildProgram(): Command {
       print(opts, view, () =>
         [
           `${view.kind} ${view.id}: ${view.verdict} — ${view.action}`,
-          ...(view.processTree.visible ? view.processTree.processes.map((p) => `  pid ${p.pid} (group ${p.pgid}, parent ${p.ppid}): ${p.command}`) : ['  processes: on another host']),
+          ...(view.processTree.visible ? view.processTree.processes.map((p) => `  pid ${p.pid} (group ${p.pgid}, parent ${p.ppid}): ${p.command}`) : [`  processes: ${view.processTree.detail}`]),
           ...(view.jobs ?? []).map((j) => `  ${j.kind} ${j.id}: ${j.status}${j.verdict ? ` (${j.verdict})` : ''}`),
-          ...(view.workspace ? [`  workspace ${view.workspace.path ?? '-'}; writer lock holders: ${view.workspace.writerLock.holders.join(', ') || 'none'}; tombstone: ${view.workspace.tombstone.matches ? 'matches' : 'none'}`] : []),
+          ...(view.workspace ? [`  workspace ${view.workspace.path ?? '-'}; writer lock holders: ${view.workspace.writerLock.holders === null ? 'unknown (host unreachable)' : view.workspace.writerLock.holders.join(', ') || 'none'}; tombstone: ${view.workspace.tombstone.matches ? 'matches' : 'none'}`] : []),
           ...(view.supersededBy ? [`  superseded by run ${view.supersededBy.run.id}`] : []),
         ].join('\n'),
       );
+    });
+
+  program
+    .command('host')
+    .summary('the worker fleet\'s hosts')
+    .command('lost <hostId>')
+    .summary('declare a host gone for good: its pending stops settle as host-lost (POST /api/hosts/:hostId/lost; TREEWARDEN_TOKEN = the admin token)')
+    .option('--json', 'machine-readable output on stdout')
+    .action(async (hostId: string, opts: JsonOption) => {
+      const lost = await apiClient().declareHostLost(hostId);
+      print(opts, lost, () => `host ${lost.hostId}: lost since ${lost.declaredAt}; ${lost.settledRuns} pending run stops and ${lost.settledJobs} job stops settled as host-lost`);
     });
 
   command('ack <runId>', 'acknowledge a failed run that reconciliation could not close (POST /api/runs/:id/ack)')

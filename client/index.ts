@@ -179,7 +179,18 @@ export interface Wake {
 
 // ---- runs ----
 
-export type Verdict = 'live-running' | 'silent-running' | 'stop-partial' | 'failed-uninspected' | 'failed-superseded' | 'monitor-orphaned' | 'terminal-clean';
+export type Verdict = 'live-running' | 'silent-running' | 'stop-partial' | 'stop-pending' | 'host-lost' | 'failed-uninspected' | 'failed-superseded' | 'monitor-orphaned' | 'terminal-clean';
+
+/** A process tree as the owning host sees it; `processes` is null (unknown, not empty) when that host did not answer. */
+export type ProcessTree = { host: string | null; visible: true; processes: ProcessView[] } | { host: string; visible: false; processes: null; detail: string };
+
+/** `POST /api/hosts/:hostId/lost` */
+export interface LostHost {
+  hostId: string;
+  declaredAt: string;
+  settledRuns: number;
+  settledJobs: number;
+}
 export type WorkKind = 'agent_run' | 'shell_job' | 'monitor';
 
 export interface StopAttempt {
@@ -192,7 +203,11 @@ export interface StopAttempt {
 export interface WorkStopResult {
   kind: WorkKind;
   id: string;
-  stop: { verdict: 'terminal-clean' | 'stop-partial'; attempts: StopAttempt[]; verifiedAt?: string } | { verdict: 'pending'; detail: string };
+  stop:
+    | { verdict: 'terminal-clean' | 'stop-partial'; attempts: StopAttempt[]; verifiedAt?: string }
+    | { verdict: 'stop-pending'; host: string; since: string; reason: string }
+    | { verdict: 'host-lost'; host: string; declaredAt: string }
+    | { verdict: 'pending'; detail: string };
 }
 
 export interface ProcessView {
@@ -224,11 +239,12 @@ export interface WorkInspection {
   id: string;
   verdict: Verdict;
   action: string;
-  processTree: { visible: boolean; processes: ProcessView[] };
+  processTree: ProcessTree;
   run?: Run & { workdir: string | null; host: string | null };
   job?: BackgroundJob;
-  jobs?: (BackgroundJob & { processTree: { visible: boolean; processes: ProcessView[] }; verdict?: Verdict })[];
-  workspace?: { path: string | null; tombstone: { path: string; matches: boolean }; writerLock: { path: string; holders: number[] } };
+  jobs?: (BackgroundJob & { processTree: ProcessTree; verdict?: Verdict })[];
+  /** `holders` is null when the owning host did not answer */
+  workspace?: { path: string | null; tombstone: { path: string; matches: boolean }; writerLock: { path: string; holders: number[] | null } };
   lease?: { renewedAt: string | null; held: boolean };
   journal?: { path: string; lastPulseAt: string | null };
   silence?: { state: string; decision: string | null; until: string | null };
@@ -278,15 +294,19 @@ export interface Run {
   error: string | null;
   stopKind: 'operator_hold' | 'operator_stop' | 'worker_lost' | null;
   stoppedByHoldId: string | null;
-  /** the verified stop: `stop-partial` attempts list their survivors; `checkpoint` when preserved */
-  stopResult: {
-    verdict: 'terminal-clean' | 'stop-partial';
-    attempts: StopAttempt[];
-    verifiedAt: string;
-    outcome?: StopOutcome;
-    checkpoint?: Record<string, unknown>;
-    outcomeReason?: string;
-  } | null;
+  /** the verified stop: `stop-partial` attempts list their survivors; `checkpoint` when preserved; pending while its host cannot verify it */
+  stopResult:
+    | {
+        verdict: 'terminal-clean' | 'stop-partial';
+        attempts: StopAttempt[];
+        verifiedAt: string;
+        outcome?: StopOutcome;
+        checkpoint?: Record<string, unknown>;
+        outcomeReason?: string;
+      }
+    | { verdict: 'stop-pending'; host: string; since: string; reason: string }
+    | { verdict: 'host-lost'; host: string; declaredAt: string }
+    | null;
   stopOutcome: StopOutcome | null;
   /** the blocker this run's stop created, if any */
   executionBlocker: ExecutionBlocker | null;
@@ -459,6 +479,8 @@ export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetc
   return {
     /** admin token */
     createCompany: (body: CreateCompanyRequest) => call<CreatedCompany>('POST', '/api/companies', body),
+    /** admin token: the host and its processes are gone for good; its pending stops settle as `host-lost` */
+    declareHostLost: (hostId: string) => call<LostHost>('POST', path`/api/hosts/${hostId}/lost`),
 
     createAgent: (companyId: string, body: CreateAgentRequest, options?: CreateOptions) => call<Agent>('POST', path`/api/companies/${companyId}/agents`, body, options),
     listAgents: (companyId: string) => call<List<Agent>>('GET', path`/api/companies/${companyId}/agents`),

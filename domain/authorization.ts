@@ -3,7 +3,7 @@
  * Pure: the caller supplies the facts (the target's company and, for a run token, where the target
  * sits relative to the run's own work); services/authority.ts reads them from the database.
  *
- * - admin: creates companies, nothing else.
+ * - admin: creates companies and declares fleet hosts lost, nothing else.
  * - board: everything in its own company.
  * - run (plain): reads its company; writes only its own issue, that issue's subtree and its own run.
  * - run with a watchdog scope (seed 000, "Authority contract"): comments, child issues, status moves
@@ -14,6 +14,7 @@ import type { Actor } from './actor';
 
 export const ACTIONS = [
   'company.create',
+  'host.declare_lost',
   'agent.manage',
   'watchdog.manage',
   'hold.manage',
@@ -60,9 +61,11 @@ interface Rule {
   watchdogRun: RunReach;
 }
 
-/** The table. Board tokens may do every action but company creation, in their own company. */
+/** The table. Board tokens may do every action but the admin-only ones, in their own company. */
 const RULES: Record<Action, Rule> = {
   'company.create': { what: 'creating companies', adminOnly: true, run: 'none', watchdogRun: 'none' },
+  // a host serves every company: only the operator of the fleet can say it is gone
+  'host.declare_lost': { what: 'declaring a host lost', adminOnly: true, run: 'none', watchdogRun: 'none' },
   'agent.manage': { what: 'creating or changing agents', run: 'none', watchdogRun: 'none' },
   'watchdog.manage': { what: 'reading or changing watchdog configuration', run: 'none', watchdogRun: 'none' },
   'hold.manage': { what: 'tree holds', run: 'none', watchdogRun: 'none' },
@@ -101,7 +104,7 @@ const forbidden = (reason: string): Decision => ({ allowed: false, code: 'forbid
 export function authorize(actor: Actor, action: Action, target: Target): Decision {
   const rule = RULES[action];
   if (actor.kind === 'admin') {
-    return rule.adminOnly ? ALLOWED : forbidden('the admin token manages companies; use the company board token for this route');
+    return rule.adminOnly ? ALLOWED : forbidden('the admin token manages companies and hosts; use the company board token for this route');
   }
   if (rule.adminOnly) return forbidden(`${rule.what} requires the admin token`);
   if (target.companyId !== null && target.companyId !== actor.companyId) return { allowed: false, code: 'not_found', reason: 'not found' };

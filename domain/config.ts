@@ -1,5 +1,6 @@
 /** Process configuration, validated once at start; a bad variable fails with its name. */
 import { z } from 'zod';
+import { hostIdSchema } from './host';
 import { parsePassthrough, RunEnvPassthroughError } from './run-env';
 
 const duration = z.coerce.number().int().positive();
@@ -25,6 +26,8 @@ const schema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TREEWARDEN_TASK_QUEUE: z.string().min(1).default('treewarden'),
+  /** whose /proc this worker sees; default: kernel boot id + PID namespace (services/host-identity.ts) */
+  TREEWARDEN_HOST_ID: hostIdSchema.optional(),
   TREEWARDEN_API_PORT: port.default(8787),
   TREEWARDEN_API_HOST: z.string().default('127.0.0.1'),
   TREEWARDEN_API_URL: z.url().optional(),
@@ -53,6 +56,8 @@ const schema = z.object({
    * the slowest legitimate statement, a 10,000-issue evaluation
    */
   TREEWARDEN_DB_QUERY_TIMEOUT_MS: duration.default(60_000),
+  /** how often a worker looks for live processes of finished work on its host (also once at start) */
+  TREEWARDEN_ORPHAN_SWEEP_MS: duration.default(60_000),
   /** a pre-built workflow bundle (npm run build:workflows); without it the worker bundles at start */
   TREEWARDEN_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   TREEWARDEN_RUN_ENV_PASSTHROUGH: passthrough,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 
 /** Every entity id is a UUID; anything else is a malformed id (400), never a lookup. */
@@ -10,4 +11,6 @@ export const workflowId = {
   agentRun: (runId: string) => `agent-run:${runId}`,
   backgroundJob: (jobId: string) => `background-job:${jobId}`,
   blockerResolution: (blockerId: string) => `execution-blocker:${blockerId}`,
+  /** one per inspection: many may ask the same host at once */
+  hostProbe: (hostId: string) => `host-probe:${hostId}:${randomUUID()}`,
 };

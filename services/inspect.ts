@@ -1,32 +1,44 @@
 /**
  * Read-only inspection of the ownership graph: the run, its process tree, the jobs it owns, its
- * workspace (writer lock, tombstone), lease, journal, verdict and what supersedes it. Reads the
- * database and /proc only: inspecting spawns nothing and writes nothing.
+ * workspace (writer lock, tombstone), lease, journal, verdict and what supersedes it. Processes and
+ * workspace files are read by the owning host (through its host queue), never where the API runs;
+ * inspecting spawns nothing and writes nothing.
  */
-import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import type { Actor } from '../domain/actor';
+import type { HostProbeAnswer, RunOnHost } from '../activities/host-probe';
 import { isTerminalRunStatus } from '../domain/statuses';
-import { VERDICT_ACTIONS, verdictOf, type FailureState, type SilenceLevel, type Verdict } from '../domain/supervision';
+import { unverifiedStopOf, VERDICT_ACTIONS, verdictOf, type FailureState, type SilenceLevel, type Verdict } from '../domain/supervision';
 import { permitOnRun } from './authority';
 import type { Deps } from './deps';
 import { blockersByRun } from './execution-blockers';
 import { resolveWork } from './jobs';
-import { modifiedAt, ownedProcesses, writersAlive, type ProcessInfo } from './process-table';
+import type { ProcessInfo } from './process-table';
 import { runFiles } from './run-files';
 
-/** Processes are visible only on the host that runs them; elsewhere the tree is unknown, not empty. */
-function processTree(owner: { host: string | null; ownerToken: string | null; processGroupId: number | null }): { visible: boolean; processes: ProcessInfo[] } {
-  if (!owner.ownerToken || (owner.host && owner.host !== hostname())) return { visible: owner.ownerToken === null, processes: [] };
-  return { visible: true, processes: ownedProcesses(owner) };
+/** A process tree as its host sees it; `processes` is null (unknown, never empty) when the host did not answer. */
+export type ProcessTreeView =
+  | { host: string | null; visible: true; processes: ProcessInfo[] }
+  | { host: string; visible: false; processes: null; detail: string };
+
+type Owner = { id: string; hostId: string | null; ownerToken: string | null };
+
+/** Asks each owning host once for every run and job it holds. */
+async function askHosts(deps: Deps, runs: Owner[], jobs: Owner[]): Promise<Map<string, HostProbeAnswer>> {
+  const hosts = new Set([...runs, ...jobs].flatMap((o) => (o.hostId ? [o.hostId] : [])));
+  const answers = await Promise.all(
+    [...hosts].map((hostId) =>
+      deps.orchestrator.probeHost(hostId, { runIds: runs.filter((r) => r.hostId === hostId).map((r) => r.id), jobIds: jobs.filter((j) => j.hostId === hostId).map((j) => j.id) }),
+    ),
+  );
+  return new Map(answers.map((answer) => [answer.hostId, answer]));
 }
 
-function tombstoneNames(file: string, id: string): boolean {
-  try {
-    return readFileSync(file, 'utf8').trim() === id;
-  } catch {
-    return false;
-  }
+function treeOf(owner: Owner, answers: Map<string, HostProbeAnswer>, pick: (answer: HostProbeAnswer & { reachable: true }) => ProcessInfo[] | undefined): ProcessTreeView {
+  // no host and no token: no process was ever started
+  if (!owner.hostId) return owner.ownerToken ? { host: 'unknown', visible: false, processes: null, detail: 'recorded without a host id: no host can be asked' } : { host: null, visible: true, processes: [] };
+  const answer = answers.get(owner.hostId);
+  if (!answer?.reachable) return { host: owner.hostId, visible: false, processes: null, detail: `unreachable host ${owner.hostId}: no worker of that host answered, so its process tree is unknown` };
+  return { host: owner.hostId, visible: true, processes: pick(answer) ?? [] };
 }
 
 /** The owner token marks processes; it is not shown, so nothing can borrow the identity. */
@@ -47,7 +59,7 @@ export async function inspectWork(deps: Deps, id: string, actor: Actor) {
   if (work.kind !== 'agent_run') {
     const job = work.job;
     const owner = await deps.db.run.findUniqueOrThrow({ where: { id: job.ownerRunId }, select: { id: true, status: true } });
-    const tree = processTree(job);
+    const tree = treeOf(job, await askHosts(deps, [], [job]), (answer) => answer.jobs[job.id]);
     const active = job.status === 'running';
     const verdict = verdictOf({
       kind: work.kind,
@@ -55,35 +67,40 @@ export async function inspectWork(deps: Deps, id: string, actor: Actor) {
       failed: false,
       failureState: null,
       mustBeGone: !active,
-      survivors: active ? 0 : tree.processes.length,
+      survivors: active ? 0 : (tree.processes?.length ?? 0),
       writersAlive: 0,
       leaseHeld: false,
       ownerTerminal: isTerminalRunStatus(owner.status),
       silence: 'ok',
       tombstone: false,
+      unverifiedStop: unverifiedStopOf(job.stopResult),
     });
     return { kind: work.kind, id, job: withoutToken(job), owner, processTree: tree, ...verdictView(verdict) };
   }
   const run = work.run;
   const files = runFiles(run.id, run.workdir);
-  const tree = processTree(run);
   const jobs = await deps.db.job.findMany({ where: { ownerRunId: run.id }, orderBy: { createdAt: 'asc' } });
+  const answers = await askHosts(deps, [run], jobs);
+  const tree = treeOf(run, answers, (answer) => answer.runs[run.id]?.processes);
+  const answer = run.hostId ? answers.get(run.hostId) : undefined;
+  const onHost: RunOnHost | null = answer?.reachable ? (answer.runs[run.id] ?? null) : null;
   const active = !isTerminalRunStatus(run.status);
-  const writers = writersAlive(run.ownerToken ? files.writerLock : null);
+  const writers = onHost?.writers ?? [];
   const leaseHeld = active && run.leaseRenewedAt !== null && Date.now() - run.leaseRenewedAt.getTime() < 3 * deps.config.TREEWARDEN_SUPERVISE_EVERY_MS;
-  const tombstone = run.ownerToken !== null && tombstoneNames(files.tombstone, run.id);
+  const tombstone = run.ownerToken !== null && (onHost?.tombstone ?? false);
   const verdict = verdictOf({
     kind: 'agent_run',
     active,
     failed: run.status === 'failed',
     failureState: run.failureState as FailureState | null,
     mustBeGone: !active,
-    survivors: tree.processes.length,
+    survivors: tree.processes?.length ?? 0,
     writersAlive: writers.length,
     leaseHeld,
     ownerTerminal: false,
     silence: (run.silentState ?? 'ok') as SilenceLevel,
     tombstone,
+    unverifiedStop: unverifiedStopOf(run.stopResult),
   });
   const [supersededBy, evidence, findings, blockers] = await Promise.all([
     run.supersededByRunId ? deps.db.run.findUnique({ where: { id: run.supersededByRunId }, select: { id: true, status: true, finishedAt: true } }) : null,
@@ -97,11 +114,15 @@ export async function inspectWork(deps: Deps, id: string, actor: Actor) {
     run: withoutToken(run),
     ...verdictView(verdict),
     processTree: tree,
-    jobs: jobs.map((job) => ({ ...withoutToken(job), processTree: processTree(job), ...(job.kind === 'monitor' && job.status === 'running' && !active ? verdictView('monitor-orphaned') : {}) })),
-    workspace: { path: run.workdir, tombstone: { path: files.tombstone, matches: tombstone }, writerLock: { path: files.writerLock, holders: writers } },
+    jobs: jobs.map((job) => ({
+      ...withoutToken(job),
+      processTree: treeOf(job, answers, (a) => a.jobs[job.id]),
+      ...(job.kind === 'monitor' && job.status === 'running' && !active ? verdictView('monitor-orphaned') : {}),
+    })),
+    workspace: { path: run.workdir, tombstone: { path: files.tombstone, matches: tombstone }, writerLock: { path: files.writerLock, holders: onHost ? writers : null } },
     lease: { renewedAt: run.leaseRenewedAt, held: leaseHeld },
-    journal: { path: files.journal, lastPulseAt: modifiedAt(files.journal) },
-    output: { path: files.output, modifiedAt: modifiedAt(files.output) },
+    journal: { path: files.journal, lastPulseAt: onHost?.journalPulseAt ?? null },
+    output: { path: files.output, modifiedAt: onHost?.outputModifiedAt ?? null },
     silence: { state: run.silentState ?? 'ok', decision: run.silentDecision, until: run.silentDecisionUntil },
     failure: { state: run.failureState, inspection: run.inspection },
     supersededBy: supersededBy ? { run: supersededBy, evidence } : null,

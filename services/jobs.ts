@@ -32,7 +32,7 @@ export async function createJob(deps: Deps, ownerRunId: string, request: JobRequ
     await onCreated?.(tx, created);
     return created;
   });
-  await deps.orchestrator.startJob({ jobId: job.id, companyId: run.companyId, issueId: run.issueId, title: `${request.kind} of a run on "${run.issue.title}"` });
+  await deps.orchestrator.startJob({ jobId: job.id, hostId: run.hostId, companyId: run.companyId, issueId: run.issueId, title: `${request.kind} of a run on "${run.issue.title}"` });
   return job;
 }
 

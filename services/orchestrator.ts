@@ -1,5 +1,6 @@
 /** The service layer's view of Temporal: start, signal and cancel the entity workflows. */
 import type { HoldReleaseOutcome, PauseApplied } from '../activities';
+import type { HostProbeAnswer, HostProbeRequest } from '../activities/host-probe';
 
 export interface RunStart {
   runId: string;
@@ -32,6 +33,8 @@ export interface ReleaseRequest {
 
 export interface JobStart {
   jobId: string;
+  /** the owner run's host, where the job runs; null when the run started no process */
+  hostId: string | null;
   companyId: string;
   issueId: string;
   title: string;
@@ -59,4 +62,8 @@ export interface Orchestrator {
   cancelJob(jobId: string): Promise<void>;
   /** Starts the dispatch of the resume a resolved execution blocker owes. */
   startBlockerResolution(resolution: BlockerResolutionStart): Promise<void>;
+  /** false when the workflow has closed (or never existed) */
+  isWorkflowOpen(workflowId: string): Promise<boolean>;
+  /** What the owning host sees of these runs and jobs, asked through its host queue; unreachable after `waitForHostMs`. */
+  probeHost(hostId: string, request: HostProbeRequest): Promise<HostProbeAnswer>;
 }

@@ -60,6 +60,25 @@ export function ownedProcesses(owner: { ownerToken: string | null; processGroupI
   return found.sort((a, b) => a.pid - b.pid);
 }
 
+/** Every owner token carried by a live process of this host (orphan reaping starts from these). */
+export function liveOwnerTokens(): Set<string> {
+  const excluded = selfAndAncestors();
+  const prefix = `${OWNER_TOKEN_ENV}=`;
+  const tokens = new Set<string>();
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || excluded.has(pid)) continue;
+    try {
+      if (readStat(pid).zombie) continue;
+      const variable = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((v) => v.startsWith(prefix));
+      if (variable) tokens.add(variable.slice(prefix.length));
+    } catch {
+      // exited while we looked, or not ours to read
+    }
+  }
+  return tokens;
+}
+
 export function isAlive(pid: number): boolean {
   try {
     return !readStat(pid).zombie;

@@ -4,7 +4,7 @@
  * emitted once per (run, state version, finding hash).
  */
 import { AppError } from '../domain/errors';
-import { DEFAULT_SILENCE_POLICY, findingHash, lastSignOfLife, silenceLevel, type SilenceDecision, type SilencePolicy, type Verdict } from '../domain/supervision';
+import { DEFAULT_SILENCE_POLICY, findingHash, lastSignOfLife, silenceLevel, type SilenceDecision, type FindingKind, type SilencePolicy } from '../domain/supervision';
 import type { Actor } from '../domain/actor';
 import { logActivity } from './activity-log';
 import type { Deps } from './deps';
@@ -27,7 +27,7 @@ export function silencePolicy(config: Deps['config']): SilencePolicy {
 }
 
 /** A finding is recorded (and logged) only the first time its (run, version, hash) is seen. */
-export async function emitFinding(deps: Deps, runId: string, verdict: Verdict, details: Record<string, unknown>): Promise<boolean> {
+export async function emitFinding(deps: Deps, runId: string, verdict: FindingKind, details: Record<string, unknown>): Promise<boolean> {
   const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { stateVersion: true, companyId: true } });
   const hash = findingHash(verdict, details);
   const { count } = await deps.db.finding.createMany({ data: [{ runId, stateVersion: run.stateVersion, findingHash: hash, verdict, details: details as object }], skipDuplicates: true });
@@ -56,7 +56,7 @@ export async function superviseTick(deps: Deps, runId: string, files: RunFiles, 
 }
 
 /** Records a verified stop; a stop that needed escalation is a `stop-partial` finding with its survivors. */
-export async function recordStopResult(deps: Deps, runId: string, result: { verdict: string; attempts: { verdict: string; survivors: { pid: number; command: string }[] }[] }) {
+export async function recordStopResult(deps: Deps, runId: string, result: { verdict: string; attempts: { verdict: string; survivors: { pid: number; command: string }[] }[] } & object) {
   await deps.db.run.update({ where: { id: runId }, data: { stopResult: result as object, stateVersion: { increment: 1 } } });
   const partial = result.attempts.find((a) => a.verdict === 'stop-partial');
   if (partial) await emitFinding(deps, runId, 'stop-partial', { survivors: partial.survivors.map((s) => s.pid), escalatedTo: result.verdict });

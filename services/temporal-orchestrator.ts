@@ -4,7 +4,7 @@ import type { Config } from '../domain/config';
 import { workflowId } from '../domain/ids';
 import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-attributes';
 import type { HoldReleaseOutcome } from '../activities';
-import type { taskWatchdogWorkflow, treeHoldWorkflow } from '../workflows';
+import type { hostProbeWorkflow, taskWatchdogWorkflow, treeHoldWorkflow } from '../workflows';
 import { awaitPauseAppliedUpdate, releaseHoldUpdate, subtreeChangedSignal, watchdogRecoverySignal, watchdogRemovedSignal, type SubtreeChange } from '../workflows/definitions';
 import { coalescePerKey } from './coalesce';
 import type { Orchestrator, WatchdogStart } from './orchestrator';
@@ -25,7 +25,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
   const startOnce = async (
     type: 'agentRunWorkflow' | 'backgroundJobWorkflow' | 'blockerResolutionWorkflow',
     id: string,
-    input: Record<string, string>,
+    input: Record<string, string | null>,
     meta: { kind: string; state: string; summary: string; companyId: string; issueId: string; title: string },
   ) => {
     await client.workflow
@@ -65,7 +65,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       await startOnce('agentRunWorkflow', workflowId.agentRun(run.runId), { runId: run.runId }, { kind: 'agent_run', state: 'queued', summary: `Agent run for "${run.title}"`, ...run });
     },
     async startJob(job) {
-      await startOnce('backgroundJobWorkflow', workflowId.backgroundJob(job.jobId), { jobId: job.jobId }, { kind: 'background_job', state: 'running', summary: job.title, ...job });
+      await startOnce('backgroundJobWorkflow', workflowId.backgroundJob(job.jobId), { jobId: job.jobId, hostId: job.hostId }, { kind: 'background_job', state: 'running', summary: job.title, ...job });
     },
     async startBlockerResolution(resolution) {
       await startOnce(
@@ -80,6 +80,24 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
     },
     async cancelRun(runId) {
       await client.workflow.getHandle(workflowId.agentRun(runId)).cancel().catch(ignore(WorkflowNotFoundError));
+    },
+    async isWorkflowOpen(id) {
+      try {
+        return (await client.workflow.getHandle(id).describe()).status.name === 'RUNNING';
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      }
+    },
+    async probeHost(hostId, request) {
+      return client.workflow.execute<typeof hostProbeWorkflow>('hostProbeWorkflow', {
+        workflowId: workflowId.hostProbe(hostId),
+        taskQueue,
+        args: [{ hostId, waitForHostMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS, ...request }],
+        // bounded even if no worker of the shared queue answers: inspection must not hang
+        workflowExecutionTimeout: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS + 30_000,
+        staticSummary: `Inspect processes on host ${hostId}`,
+      });
     },
     subtreeChanged,
     async recoverWatchdog(watchdog) {

@@ -9,7 +9,7 @@ import { workflowId } from '../domain/ids';
 import { ownedProcesses } from '../services/process-table';
 import { runFiles } from '../services/run-files';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
-import { pausedFamily } from './support/paused-family';
+import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
 import { workerFleet, workerRunning, type WorkerFleet } from './support/worker-fleet';
 
@@ -95,13 +95,7 @@ test('a worker killed at random points of a release fan-out: every owed resume e
     let answered = false;
     const releasing = h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {}).finally(() => (answered = true));
     if (await killMidActivity(workflowId.treeHold(holdId), 'releaseHold', Math.floor(random() * 150), () => answered)) landed++;
-    const released = await releasing;
-    expect(released.status).toBe(200);
-
-    const resumed = await h.services.db.run.findMany({ where: { issueId: { in: childIds }, wakeReason: 'issue_tree_resumed' } });
-    expect(resumed.map((r) => r.issueId).sort()).toEqual([...childIds].sort());
-    expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: { in: interrupted } } })).toBe(4);
-    expect(released.body.resumed.map((r: { issueId: string }) => r.issueId).sort()).toEqual([...childIds].sort());
+    await expectResumedExactlyOnce(h, await releasing, { childIds, interrupted });
     await fleetRestored();
   }
   // most kills must have hit the fan-out itself, or the trials prove little

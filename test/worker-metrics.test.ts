@@ -3,9 +3,9 @@
  * Prometheus text, what the activities did (evaluations, wakes, resumes, stop verdicts, latency)
  * and the workflow cache, after real watchdog, hold and run work.
  */
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { createMetrics } from '../services/metrics';
-import { createWorker } from '../workers/create-worker';
+import { createWorker, type TreewardenWorker } from '../workers/create-worker';
 import { startMetricsServer, type MetricsServer } from '../workers/metrics-server';
 import { seedCompany, startHarness, workflowBundle, type Harness } from './support/harness';
 import { holdInterruptsRun, watchdogWakes } from './support/scenarios';
@@ -13,7 +13,7 @@ import { testStack } from './setup/stack';
 
 let h: Harness;
 let connection: NativeConnection;
-let worker: Worker;
+let worker: TreewardenWorker;
 let running: Promise<void>;
 let server: MetricsServer;
 

@@ -1,5 +1,10 @@
-/** Builds a treewarden worker: every workflow type and every activity, on one task queue. */
-import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+/**
+ * Builds a treewarden worker: every workflow type and every activity on the shared task queue, and
+ * the same activities on this host's queue, where the activities that read or signal a run's
+ * processes are scheduled (domain/host.ts).
+ */
+import { NativeConnection, Worker, type State, type WorkflowBundle } from '@temporalio/worker';
+import { hostQueue } from '../domain/host';
 import { createActivities } from '../activities';
 import type { Deps } from '../services/deps';
 import type { Metrics } from '../services/metrics';
@@ -16,8 +21,23 @@ export interface WorkerOptions {
   metrics?: Metrics;
 }
 
-export async function createWorker(deps: Deps, options: WorkerOptions): Promise<Worker> {
-  const worker = await Worker.create({
+/** The two pollers of one worker process, run and stopped as one. */
+export interface TreewardenWorker {
+  /** the shared task queue: every workflow and activity */
+  shared: Worker;
+  /** `<task queue>-host:<hostId>`: only this host's workers poll it */
+  host: Worker;
+  options: Worker['options'];
+  /** RUNNING only while both poll */
+  getState(): State;
+  getStatus(): ReturnType<Worker['getStatus']>;
+  /** resolves when both have stopped; when one stops (or fails) the other is shut down too */
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+export async function createWorker(deps: Deps, options: WorkerOptions): Promise<TreewardenWorker> {
+  const shared = await Worker.create({
     connection: options.connection,
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TREEWARDEN_TASK_QUEUE,
@@ -28,8 +48,33 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     // in-flight activities (a run's process, a release fan-out) get time to finish on SIGTERM
     shutdownGraceTime: deps.config.TREEWARDEN_SHUTDOWN_GRACE_MS,
   });
-  options.metrics?.observeWorkflowCache(() => worker.getStatus().numCachedWorkflows);
-  return worker;
+  const host = await Worker.create({
+    connection: options.connection,
+    namespace: deps.config.TEMPORAL_NAMESPACE,
+    taskQueue: hostQueue(deps.config.TREEWARDEN_TASK_QUEUE, deps.hostId),
+    activities: createActivities(deps),
+    ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
+    // a verified stop in flight finishes before the process exits
+    shutdownGraceTime: deps.config.TREEWARDEN_SHUTDOWN_GRACE_MS,
+  });
+  options.metrics?.observeWorkflowCache(() => shared.getStatus().numCachedWorkflows);
+  const stop = (worker: Worker) => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  return {
+    shared,
+    host,
+    options: shared.options,
+    getState: () => (shared.getState() !== 'RUNNING' ? shared.getState() : host.getState()),
+    getStatus: () => shared.getStatus(),
+    async run() {
+      await Promise.all([shared.run().finally(() => stop(host)), host.run().finally(() => stop(shared))]);
+    },
+    shutdown() {
+      stop(shared);
+      stop(host);
+    },
+  };
 }
 
 /**

@@ -11,7 +11,9 @@ import { createMetrics } from '../services/metrics';
 import { registerSearchAttributes } from '../scripts/provision/temporal';
 import { createWorker, recoverWorkflows } from './create-worker';
 import { startMetricsServer } from './metrics-server';
-import { connectServices, createLogger, exitAfterGraceOnSignal } from './runtime';
+import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } from './runtime';
+import { hostQueue } from '../domain/host';
+import { reapOrphans } from '../services/orphans';
 
 async function main() {
   const config = parseConfig(process.env);
@@ -37,9 +39,14 @@ async function main() {
   });
   const metricsServer = await startMetricsServer({ host: config.TREEWARDEN_WORKER_METRICS_HOST, port: config.TREEWARDEN_WORKER_METRICS_PORT, metrics, worker });
   log.info({ healthz: `${metricsServer.url}/healthz`, metrics: `${metricsServer.url}/metrics` }, 'metrics server listening');
+  const running = worker.run();
   const recovered = await recoverWorkflows(services);
-  log.info({ taskQueue: config.TREEWARDEN_TASK_QUEUE, ...recovered }, 'worker started');
-  await worker.run();
+  // polling already: a stop this host's queue holds is served while the sweep looks for orphans
+  const reaped = await sweepOrphans(services);
+  const sweeping = setInterval(() => void sweepOrphans(services), config.TREEWARDEN_ORPHAN_SWEEP_MS);
+  log.info({ taskQueue: config.TREEWARDEN_TASK_QUEUE, hostId: services.hostId, hostQueue: hostQueue(config.TREEWARDEN_TASK_QUEUE, services.hostId), ...recovered, ...reaped }, 'worker started');
+  await running;
+  clearInterval(sweeping);
   await metricsServer.close();
   await connection.close();
   await services.close();
@@ -48,6 +55,17 @@ async function main() {
 
 /** closing Temporal and database connections after the drain */
 const CLOSE_MARGIN_MS = 5_000;
+
+/** Orphan reaping never crashes the worker: a failed sweep is logged and the next one tries again. */
+async function sweepOrphans(services: Services): Promise<{ orphansReaped: number; pendingStopsVerified: number }> {
+  try {
+    const report = await reapOrphans(services);
+    return { orphansReaped: report.reaped.length, pendingStopsVerified: report.verified.length };
+  } catch (error) {
+    services.log.error({ err: error }, 'orphan sweep failed; the next sweep tries again');
+    return { orphansReaped: 0, pendingStopsVerified: 0 };
+  }
+}
 
 main().catch((error: unknown) => {
   process.stderr.write(`treewarden worker failed: ${error instanceof Error ? error.message : String(error)}\n`);

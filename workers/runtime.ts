@@ -4,6 +4,7 @@ import pino, { type Logger } from 'pino';
 import { createPrisma, dbTimeoutsOf } from '../db/prisma';
 import type { Config } from '../domain/config';
 import type { Deps } from '../services/deps';
+import { resolveHostId } from '../services/host-identity';
 import { createTemporalOrchestrator } from '../services/temporal-orchestrator';
 
 export interface Services extends Deps {
@@ -25,6 +26,7 @@ export async function connectServices(config: Config, log: Logger): Promise<Serv
     db,
     config,
     log,
+    hostId: resolveHostId(config),
     orchestrator,
     connection,
     client,

@@ -2,6 +2,7 @@ import { CancellationScope, isCancellation, patched, proxyActivities, setCurrent
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, failureMessage, type RunWorkflowInput } from './definitions';
+import { stopOnOwningHost } from './host-affine';
 
 // DB bookkeeping: short, idempotent CAS writes; retry through database blips.
 const bookkeeping = proxyActivities<Activities>({
@@ -18,8 +19,9 @@ const adapterActivities = (heartbeatTimeoutMs: number) =>
     retry: { maximumAttempts: 1 },
   });
 
-// Verifying a stop waits for every owned process to exit (SIGKILL after the grace period): a
-// minute bounds it; it heartbeats so a lost worker is retried elsewhere quickly.
+// Executions started before 'host-affine-stop' verify on any worker (replay keeps them so); newer
+// ones stop on the owning host (host-affine.ts). A minute bounds the wait for every owned process
+// to exit (SIGKILL after the grace period); it heartbeats so a lost worker is retried quickly.
 const stopper = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   heartbeatTimeout: '10 seconds',
@@ -29,6 +31,11 @@ const stopper = proxyActivities<Activities>({
 /** One agent run, `agent-run:<runId>`: begin, execute through the adapter, settle exactly once. */
 export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflowInput): Promise<string> {
   const adapter = adapterActivities(heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS);
+  // a host's worker that is restarting gets two heartbeat timeouts to come back before the stop is pending
+  const stopOwnedProcesses = async (summary: string) => {
+    if (patched('host-affine-stop')) await stopOnOwningHost('run', runId, 2 * (heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS));
+    else await stopper.stopProcessGroup.executeWithOptions({ summary }, [runId]);
+  };
   try {
     setCurrentDetails('queued: claiming the run');
     if (!(await bookkeeping.beginRun.executeWithOptions({ summary: 'Claim the queued run' }, [runId]))) {
@@ -40,19 +47,27 @@ export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflo
     const outcome = await adapter.executeRun.executeWithOptions({ summary: 'Execute the agent through its adapter' }, [runId]);
     return await settle(runId, outcome);
   } catch (error) {
-    if (isCancellation(error)) {
+    // Since 'host-affine-stop': a stop request can land in the same workflow task as the failure of a
+    // lost worker's activity (heartbeat timeout). That run was stopped, not failed; and in the
+    // cancelled root scope its clean-up would be cancelled before it was scheduled, leaving the run
+    // unsettled and its processes alive. So a pending stop request counts, and clean-ups are shielded.
+    const stopRequested = isCancellation(error) || (CancellationScope.current().consideredCancelled && patched('host-affine-stop'));
+    if (stopRequested) {
       return CancellationScope.nonCancellable(async () => {
         setCurrentDetails('stopping: waiting for the process group to exit');
-        await stopper.stopProcessGroup.executeWithOptions({ summary: 'Stop the process group and verify it exited' }, [runId]);
+        await stopOwnedProcesses('Stop the process group and verify it exited');
         return settle(runId, { kind: 'stopped' });
       });
     }
-    if (patched('stop-owned-processes-after-failure')) {
+    if (!patched('stop-owned-processes-after-failure')) return settle(runId, { kind: 'error', error: failureMessage(error) });
+    const cleanUp = async () => {
       // a lost worker (heartbeat timeout) leaves the run's processes behind: find them by owner token
       setCurrentDetails('failed: stopping whatever the run left running');
-      await stopper.stopProcessGroup.executeWithOptions({ summary: 'Stop every process the failed run owns' }, [runId]);
-    }
-    return settle(runId, { kind: 'error', error: failureMessage(error) });
+      await stopOwnedProcesses('Stop every process the failed run owns');
+      return settle(runId, { kind: 'error', error: failureMessage(error) });
+    };
+    // a stop arriving during the clean-up must not cancel it
+    return patched('host-affine-stop') ? CancellationScope.nonCancellable(cleanUp) : cleanUp();
   }
 }
 

@@ -1,7 +1,8 @@
-import { CancellationScope, isCancellation, proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, failureMessage } from './definitions';
+import { onHost, stopOnOwningHost } from './host-affine';
 
 // DB bookkeeping: a short idempotent CAS; retried through database blips.
 const bookkeeping = proxyActivities<Activities>({
@@ -19,15 +20,23 @@ const stopper = proxyActivities<Activities>({
 export interface BackgroundJobInput {
   jobId: string;
   heartbeatTimeoutMs?: number;
+  /** the owner run's host: the job runs there, beside the run's processes and workspace */
+  hostId?: string | null;
 }
 
 /**
  * `background-job:<jobId>`: a shell job or monitor a run started. It lives until its command
  * exits or it is stopped (by an operator, or because its owner run ended); a stop is verified.
  */
-export async function backgroundJobWorkflow({ jobId, heartbeatTimeoutMs }: BackgroundJobInput): Promise<string> {
-  // never retried: a monitor's command is not idempotent; a dead worker is noticed by heartbeat
-  const { executeJob } = proxyActivities<Activities>({ startToCloseTimeout: '7 days', heartbeatTimeout: heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS, retry: { maximumAttempts: 1 } });
+export async function backgroundJobWorkflow({ jobId, heartbeatTimeoutMs, hostId }: BackgroundJobInput): Promise<string> {
+  const heartbeatMs = heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
+  // never retried: a monitor's command is not idempotent; a dead worker is noticed by heartbeat.
+  // Executions started before 'host-affine-stop' run the job on any worker and stop it there.
+  const hostAffine = patched('host-affine-stop');
+  const { executeJob } =
+    hostAffine && hostId
+      ? onHost(hostId, { waitForHostMs: 2 * heartbeatMs, startToCloseTimeout: '7 days', heartbeatTimeout: heartbeatMs, maximumAttempts: 1 })
+      : proxyActivities<Activities>({ startToCloseTimeout: '7 days', heartbeatTimeout: heartbeatMs, retry: { maximumAttempts: 1 } });
   try {
     setCurrentDetails('running');
     const exitCode = await executeJob.executeWithOptions({ summary: 'Run the command in its own process group' }, [jobId]);
@@ -35,7 +44,8 @@ export async function backgroundJobWorkflow({ jobId, heartbeatTimeoutMs }: Backg
   } catch (error) {
     return CancellationScope.nonCancellable(async () => {
       setCurrentDetails('stopping: verifying that no process of the job survives');
-      await stopper.stopJobProcesses.executeWithOptions({ summary: 'Stop the job and verify nothing survived' }, [jobId]);
+      if (hostAffine) await stopOnOwningHost('job', jobId, 2 * heartbeatMs);
+      else await stopper.stopJobProcesses.executeWithOptions({ summary: 'Stop the job and verify nothing survived' }, [jobId]);
       return settle(jobId, isCancellation(error) ? { kind: 'stopped' } : { kind: 'error', error: failureMessage(error) });
     });
   }

@@ -4,3 +4,4 @@ export { backgroundJobWorkflow } from './background-job';
 export { blockerResolutionWorkflow } from './blocker-resolution';
 export { taskWatchdogWorkflow } from './task-watchdog';
 export { treeHoldWorkflow } from './tree-hold';
+export { hostProbeWorkflow } from './host-probe';

@@ -3,11 +3,11 @@
  * PostgreSQL database: worker, API (driven with fastify's inject) and helpers.
  */
 import { randomBytes } from 'node:crypto';
-import { NativeConnection, bundleWorkflowCode, type Worker, type WorkflowBundle } from '@temporalio/worker';
+import { NativeConnection, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import pino from 'pino';
 import { buildApi } from '../../api/server';
 import { parseConfig } from '../../domain/config';
-import { createWorker } from '../../workers/create-worker';
+import { createWorker, type TreewardenWorker } from '../../workers/create-worker';
 import { connectServices, type Services } from '../../workers/runtime';
 import { freshDatabase, testStack } from '../setup/stack';
 
@@ -32,7 +32,7 @@ function maxCachedFromEnv(): number | undefined {
 export interface Harness {
   services: Services;
   /** the in-process worker; null when the test runs its workers as processes (worker-fleet.ts) */
-  worker: Worker | null;
+  worker: TreewardenWorker | null;
   /** the environment this harness was configured from, for worker processes to share */
   env: Record<string, string>;
   request<T = any>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, token: string | null, body?: unknown): Promise<{ status: number; body: T }>;

@@ -28,3 +28,12 @@ export async function pausedFamily(h: Harness, c: Awaited<ReturnType<typeof seed
   await eventually('stops verified', async () => (await h.services.db.run.count({ where: { id: { in: interrupted }, status: 'cancelled' } })) === n, 60_000);
   return { parent, holdId: paused.body.id as string, interrupted, childIds };
 }
+
+/** A release of a paused family answered 200 and resumed every interrupted task exactly once, one claim each. */
+export async function expectResumedExactlyOnce(h: Harness, released: { status: number; body: any }, family: { childIds: string[]; interrupted: string[] }) {
+  expect(released.status).toBe(200);
+  const resumed = await h.services.db.run.findMany({ where: { issueId: { in: family.childIds }, wakeReason: 'issue_tree_resumed' } });
+  expect(resumed.map((r) => r.issueId).sort()).toEqual([...family.childIds].sort());
+  expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: { in: family.interrupted } } })).toBe(family.interrupted.length);
+  expect(released.body.resumed.map((r: { issueId: string }) => r.issueId).sort()).toEqual([...family.childIds].sort());
+}

@@ -127,3 +127,22 @@ export async function blockerResolved(h: Harness, c: Company) {
   await resolution.result();
   return { resolutionWorkflowId: resolution.workflowId };
 }
+
+/** Inspecting a live run asks its host: a host-probe workflow reads the process table on the host's queue. */
+export async function inspectionProbesHost(h: Harness, c: Company) {
+  const agent = await c.agent({ type: 'process', command: 'sleep', args: ['30'] });
+  const issue = await c.issue({ title: 'inspected while it runs', assigneeAgentId: agent.id, status: 'todo' });
+  const runId = await wake(h, c, issue.id);
+  await eventually('run process started', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).processGroupId !== null);
+  const view = await h.request('GET', `/api/runs/${runId}/inspect`, c.token);
+  if (view.status !== 200 || view.body.processTree?.visible !== true) throw new Error(`inspect: ${JSON.stringify(view.body)}`);
+  const query = `WorkflowType = 'hostProbeWorkflow' AND TaskQueue = '${h.env.TREEWARDEN_TASK_QUEUE}'`;
+  const probe = await eventually('the host-probe workflow indexed', async () => {
+    for await (const execution of h.services.client.workflow.list({ query })) return execution;
+    return null;
+  });
+  const stop = await h.request('POST', `/api/work/${runId}/stop`, c.token);
+  if (stop.status !== 200) throw new Error(`stop: ${JSON.stringify(stop.body)}`);
+  await settledRun(h, runId);
+  return { probeWorkflowId: probe.workflowId };
+}

@@ -34,7 +34,7 @@ export interface WorkerFleet {
 
 let bundleFile: Promise<string> | undefined;
 /** Bundled once per test file and loaded by every worker process, as production workers load theirs. */
-function bundlePath(): Promise<string> {
+export function bundlePath(): Promise<string> {
   bundleFile ??= workflowBundle().then(({ code }) => {
     mkdirSync(TMP_DIR, { recursive: true });
     const file = join(TMP_DIR, `workflow-bundle-${process.pid}.js`);

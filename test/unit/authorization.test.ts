@@ -29,11 +29,12 @@ const OWN_OR_SCOPE: Reach[] = ['own', 'scope'];
 
 /**
  * What each run token may reach (own: its own issue or run; scope: its issue's subtree, for a
- * watchdog run the watched subtree). The board may do everything but create companies; the admin
- * only creates companies.
+ * watchdog run the watched subtree). The board may do everything but create companies and declare
+ * hosts lost; the admin only does those.
  */
 const EXPECTED: Record<Action, { run: Reach[]; watchdogRun: Reach[] }> = {
   'company.create': { run: NONE, watchdogRun: NONE },
+  'host.declare_lost': { run: NONE, watchdogRun: NONE },
   'agent.manage': { run: NONE, watchdogRun: NONE },
   'watchdog.manage': { run: NONE, watchdogRun: NONE },
   'hold.manage': { run: NONE, watchdogRun: NONE },
@@ -52,9 +53,12 @@ const EXPECTED: Record<Action, { run: Reach[]; watchdogRun: Reach[] }> = {
   'run.silence': { run: NONE, watchdogRun: NONE },
 };
 
+/** Fleet-wide actions with no company: the admin's alone. */
+const ADMIN_ONLY: Action[] = ['company.create', 'host.declare_lost'];
+
 function expected(actorKind: keyof typeof ACTORS, action: Action, reach: Reach, sameCompany: boolean): 'allowed' | 'forbidden' | 'not_found' {
-  if (actorKind === 'admin') return action === 'company.create' ? 'allowed' : 'forbidden';
-  if (action === 'company.create') return 'forbidden';
+  if (actorKind === 'admin') return ADMIN_ONLY.includes(action) ? 'allowed' : 'forbidden';
+  if (ADMIN_ONLY.includes(action)) return 'forbidden';
   if (!sameCompany) return 'not_found';
   if (actorKind === 'board') return 'allowed';
   const reachable = actorKind === 'run' ? EXPECTED[action].run : EXPECTED[action].watchdogRun;
@@ -70,7 +74,7 @@ const cases = (Object.keys(ACTORS) as (keyof typeof ACTORS)[]).flatMap((actorKin
 );
 
 test.each(cases)('$actorKind · $action · target $reach · same company $sameCompany → $want', ({ actorKind, action, reach, sameCompany, want }) => {
-  const companyId = action === 'company.create' ? null : sameCompany ? COMPANY : OTHER_COMPANY;
+  const companyId = ADMIN_ONLY.includes(action) ? null : sameCompany ? COMPANY : OTHER_COMPANY;
   const decision = authorize(ACTORS[actorKind], action, { companyId, reach });
   expect(decision.allowed ? 'allowed' : decision.code).toBe(want);
   if (!decision.allowed && decision.code === 'forbidden') expect(decision.reason.length).toBeGreaterThan(20);

@@ -18,9 +18,9 @@ import {
 const VERDICTS = Object.keys(VERDICT_ACTIONS) as Verdict[];
 
 describe('verdicts and their actions', () => {
-  test('the closed union is exactly the seven documented verdicts', () => {
+  test('the closed union is exactly the nine documented verdicts', () => {
     expect([...VERDICTS].sort()).toEqual(
-      ['failed-superseded', 'failed-uninspected', 'live-running', 'monitor-orphaned', 'silent-running', 'stop-partial', 'terminal-clean'].sort(),
+      ['failed-superseded', 'failed-uninspected', 'host-lost', 'live-running', 'monitor-orphaned', 'silent-running', 'stop-partial', 'stop-pending', 'terminal-clean'].sort(),
     );
   });
 
@@ -45,6 +45,7 @@ describe('verdictOf', () => {
     ownerTerminal: false,
     silence: 'ok',
     tombstone: false,
+    unverifiedStop: null,
   };
   const RUNNING: Partial<SupervisionFacts> = { active: true, mustBeGone: false, leaseHeld: true };
 
@@ -62,6 +63,8 @@ describe('verdictOf', () => {
     ['a finished run with nothing left', {}, 'terminal-clean'],
     ['a monitor still running for a terminal owner', { ...RUNNING, kind: 'monitor', ownerTerminal: true }, 'monitor-orphaned'],
     ['a failed run whose tombstone proves nothing is left', { failed: true, failureState: 'uninspected', tombstone: true }, 'terminal-clean'],
+    ['a stopped run whose host has no live worker to verify the stop', { unverifiedStop: 'stop-pending' }, 'stop-pending'],
+    ['a stopped run whose host was declared lost', { unverifiedStop: 'host-lost' }, 'host-lost'],
   ];
 
   test.each(CASES)('%s: %s', (_case, facts, expected) => {
@@ -80,6 +83,8 @@ describe('verdictOf', () => {
     ['a tombstone does not clear work whose lease is still held', { failed: true, failureState: 'uninspected', tombstone: true, leaseHeld: true }, 'failed-uninspected'],
     ['a tombstone does not clear work with a live writer', { failed: true, failureState: 'uninspected', tombstone: true, writersAlive: 1, mustBeGone: false }, 'failed-uninspected'],
     ['survivors of work that need not be gone yet are no partial stop', { ...RUNNING, survivors: 3 }, 'live-running'],
+    ['a pending stop is never clean, even with no survivor in sight and a tombstone', { unverifiedStop: 'stop-pending', tombstone: true }, 'stop-pending'],
+    ['a lost host is not clean either, whatever its run reported before', { unverifiedStop: 'host-lost', failed: true, failureState: 'inspected' }, 'host-lost'],
   ])('precedence: %s', (_case, facts, expected) => {
     expect(verdictOf({ ...FINISHED, ...facts })).toBe(expected);
   });
@@ -87,7 +92,7 @@ describe('verdictOf', () => {
 
 describe('needsAttention', () => {
   test('exactly the verdicts someone must act on need attention; running, superseded and clean work stays quiet (no alert storms)', () => {
-    expect(VERDICTS.filter(needsAttention).sort()).toEqual(['failed-uninspected', 'monitor-orphaned', 'silent-running', 'stop-partial']);
+    expect(VERDICTS.filter(needsAttention).sort()).toEqual(['failed-uninspected', 'host-lost', 'monitor-orphaned', 'silent-running', 'stop-partial', 'stop-pending']);
   });
 });
 
