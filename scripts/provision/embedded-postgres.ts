@@ -195,6 +195,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     '-c listen_addresses=127.0.0.1',
     "-c unix_socket_directories=''", // TCP only: no socket in /tmp or /var/run to collide over or to secure
     '-c max_connections=300', // worker + API pools, the test suites' concurrent stacks and their admin clients
+    // These binaries ship LLVM JIT, which compiles any statement estimated above jit_above_cost: our set-based
+    // tree and resume statements cross it, and pay tens of milliseconds of compilation to save far less.
+    '-c jit=off',
     ...(opts.durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
   ];
   // Ports we chose ourselves can be lost between the probe and the bind: try another. An asked-for port cannot.
