@@ -48,7 +48,6 @@ async function main() {
   if (!databaseUrl) {
     const cluster = await startEmbeddedPostgres({
       clusterDir: join(dataDir, 'postgres'),
-      persistent: true,
       durable: true,
       port: embeddedPostgresPort(),
       portVariable: EMBEDDED_PG_PORT_VARIABLE,

@@ -27,15 +27,13 @@ type Log = (line: string) => void;
 export interface EmbeddedPostgresOptions {
   /** The cluster's folder (`<data dir>/postgres` for npm start); created by initdb on first use. */
   clusterDir: string;
-  /** Kept across restarts (npm start), or removed on stop (tests, benchmarks). */
-  persistent: boolean;
   /** The port asked for; when it is taken, the start fails naming `portVariable`. Absent: `fallbackPort` or a free one. */
   port?: number;
   /** Tried first when no port was asked for; a free port is used (and logged) when it is taken. */
   fallbackPort?: number;
   /** The variable `port` came from, for error messages. */
   portVariable?: string;
-  /** Throwaway clusters trade crash safety for speed (fsync=off). */
+  /** npm start's cluster; false for throwaway ones, which trade crash safety for speed (fsync off, immediate stop). */
   durable: boolean;
   log: Log;
 }
@@ -159,6 +157,12 @@ async function initialise(clusterDir: string, password: string, log: Log): Promi
   log(`initialised a PostgreSQL cluster in ${clusterDir} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
 }
 
+/** The pid on the first line of the cluster's `postmaster.pid`; undefined when there is no such file. */
+async function postmasterPid(clusterDir: string): Promise<number | undefined> {
+  const content = await fs.readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => undefined);
+  return content === undefined ? undefined : Number(content.split('\n')[0]);
+}
+
 /**
  * A `postmaster.pid` left by a crash: a postmaster of ours still running (npm start was SIGKILLed) is stopped, a
  * dead one's file is removed. PostgreSQL removes a stale file itself only while its pid is unused; after a reboot
@@ -166,9 +170,8 @@ async function initialise(clusterDir: string, password: string, log: Log): Promi
  */
 async function recoverStalePidFile(clusterDir: string, log: Log): Promise<void> {
   const pidFile = path.join(clusterDir, 'postmaster.pid');
-  const content = await fs.readFile(pidFile, 'utf8').catch(() => undefined);
-  if (content === undefined) return;
-  const pid = Number(content.split('\n')[0]);
+  const pid = await postmasterPid(clusterDir);
+  if (pid === undefined) return;
   const cmdline = Number.isInteger(pid) && pid > 0 && pidAlive(pid) ? await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '') : '';
   if (cmdline.includes('postgres') && cmdline.includes(clusterDir)) {
     log(`a PostgreSQL from an earlier start (pid ${pid}) still runs on ${clusterDir}: stopping it`);
@@ -207,8 +210,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       await runPg('pg_ctl', ['-D', clusterDir, '-l', logFile, '-o', `-p ${port} ${settings.join(' ')}`, '-w', '-t', '60', 'start']);
       const adminUrl = `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
       // pg_ctl detached the postmaster: should this process die without stopping it, a guard stops it
-      const postmasterPid = Number((await fs.readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-      const guard = spawnOrphanWatchdog(postmasterPid);
+      const guard = spawnOrphanWatchdog((await postmasterPid(clusterDir))!);
       const stop = async () => {
         await stopCluster(opts, clusterDir);
         guard?.kill('SIGKILL');
@@ -223,15 +225,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
 }
 
 async function stopCluster(opts: EmbeddedPostgresOptions, clusterDir: string): Promise<void> {
-  // fast: roll back open transactions, write a shutdown checkpoint (persistent data stays consistent)
-  await runPg('pg_ctl', ['-D', clusterDir, '-m', opts.persistent ? 'fast' : 'immediate', '-w', '-t', '60', 'stop']).catch((error: Error) => {
+  // fast: roll back open transactions and write a shutdown checkpoint; a throwaway cluster's data is discarded
+  await runPg('pg_ctl', ['-D', clusterDir, '-m', opts.durable ? 'fast' : 'immediate', '-w', '-t', '60', 'stop']).catch((error: Error) => {
     opts.log(`pg_ctl stop on ${clusterDir}: ${error.message}`);
   });
-  if (!opts.persistent) {
-    await fs.rm(clusterDir, { recursive: true, force: true });
-    await fs.rm(`${clusterDir}.password`, { force: true });
-    await fs.rm(`${clusterDir}.log`, { force: true });
-  }
 }
 
 const THROWAWAY_PREFIX = 'treewarden-pg-';
@@ -260,7 +257,7 @@ export async function startThrowawayPostgres(log: Log): Promise<EmbeddedPostgres
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), THROWAWAY_PREFIX));
   await fs.writeFile(path.join(dir, OWNER_FILE), String(process.pid));
   const clusterDir = path.join(dir, 'postgres');
-  const cluster = await startEmbeddedPostgres({ clusterDir, persistent: false, durable: false, log }).catch(async (error: unknown) => {
+  const cluster = await startEmbeddedPostgres({ clusterDir, durable: false, log }).catch(async (error: unknown) => {
     await fs.rm(dir, { recursive: true, force: true });
     throw error;
   });
