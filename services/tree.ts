@@ -62,7 +62,13 @@ export async function watchdogsAbove(tx: Tx, issueIds: string[]): Promise<{ id: 
   return rows.map(({ title, ...watchdog }) => ({ ...watchdog, issue: { title } }));
 }
 
-/** Serialises wake dispatch against hold creation within one company. */
-export async function lockCompanyScheduling(tx: Tx, companyId: string): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${companyId}))`;
+/**
+ * Serialises wake dispatch against hold creation within one company. A hold takes the lock exclusively, so its pause
+ * sees every run dispatched before it and every later dispatch sees the hold. Dispatches share it: they never
+ * conflict with one another (the wake row lock settles two dispatches of one wake), and an exclusive lock made a
+ * release's fan-out run one member at a time (bench scenario 5).
+ */
+export async function lockCompanyScheduling(tx: Tx, companyId: string, mode: 'hold' | 'dispatch'): Promise<void> {
+  if (mode === 'hold') await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${companyId}))`;
+  else await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(hashtext(${companyId}))`;
 }
