@@ -1,10 +1,11 @@
 /** At-most-once re-dispatch of work a pause interrupted (seed 002, "What Changed"). */
+import { Prisma } from '../db/prisma';
 import { decideResume, type ResumeDecision } from '../domain/resume';
 import { isInvokable, isTerminalRunStatus, type AgentStatus, type RunStatus } from '../domain/statuses';
 import { logActivity } from './activity-log';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from './concurrency';
 import type { Deps } from './deps';
-import { MAX_TREE_DEPTH } from './tree';
+import { treeWalk } from './tree-walk';
 import { claimWakeForRun, createWake, startClaimedRun, WakeDispatchError, type RunClaim } from './wakes';
 
 export interface ResumeReport {
@@ -65,11 +66,7 @@ async function decideAll(deps: Deps, runIds: string[]): Promise<Decided[]> {
   if (runIds.length === 0) return [];
   const rows = await deps.db.$queryRaw<ResumeFactsRow[]>`
     WITH RECURSIVE target AS (SELECT * FROM "Run" WHERE id = ANY(${runIds}::uuid[])),
-    up AS (
-      SELECT target.id AS "runId", i.id, i."parentId", 1 AS depth FROM target JOIN "Issue" i ON i.id = target."issueId"
-      UNION ALL
-      SELECT up."runId", i.id, i."parentId", up.depth + 1 FROM "Issue" i JOIN up ON i.id = up."parentId" WHERE up.depth < ${MAX_TREE_DEPTH}
-    )
+    ${treeWalk({ name: 'up', direction: 'up', from: Prisma.sql`FROM target JOIN "Issue" i ON i.id = target."issueId"`, carry: { runId: Prisma.sql`target.id` } })}
     SELECT t.id::text AS "runId", t."issueId"::text AS "issueId", t."companyId"::text AS "companyId", t."agentId"::text AS "agentId",
       t.status::text AS status, t."stopKind", t."stoppedByHoldId"::text AS "stoppedByHoldId", t."adapterEntered",
       CASE WHEN t."stopResult"->>'outcome' = 'preserved' THEN t."stopResult"->'checkpoint' END AS checkpoint,

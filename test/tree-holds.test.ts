@@ -228,8 +228,9 @@ test('a hold of 1,000 members releases with every owed resume exactly once', asy
   const perIssue = await h.services.db.run.groupBy({ by: ['issueId'], where: { issueId: { in: ids }, wakeReason: 'issue_tree_resumed' }, _count: true });
   expect(perIssue).toHaveLength(1000);
   expect(perIssue.every((g) => g._count === 1)).toBe(true);
-  await eventually('every resumed run finished', async () => (await h.services.db.run.count({ where: { issueId: { in: ids }, wakeReason: 'issue_tree_resumed', status: 'succeeded' } })) === 1000, 240_000);
-}, 600_000);
+  // a liveness bound, not a timing claim: all 1,000 runs execute on this one test worker, beside whatever else loads the box
+  await eventually('every resumed run finished', async () => (await h.services.db.run.count({ where: { issueId: { in: ids }, wakeReason: 'issue_tree_resumed', status: 'succeeded' } })) === 1000, 600_000);
+}, 900_000);
 
 test('wakeAgents wakes only todo, in_progress and in_review members', async () => {
   const c = await seedCompany(h);
