@@ -68,7 +68,15 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
     const checkpoint = preservedCheckpoint(run.stopResult);
     if (status === 'cancelled' && run.adapterEntered && run.stopKind === 'operator_hold' && !checkpoint) {
       // the adapter may have acted before the stop landed: never replay it blindly
-      await tx.executionBlocker.create({ data: unknownOutcomeBlocker(run) });
+      const blocker = await tx.executionBlocker.create({ data: unknownOutcomeBlocker(run) });
+      await logActivity(tx, {
+        companyId: run.companyId,
+        actor: { kind: 'system', companyId: run.companyId },
+        action: 'execution_blocker.created',
+        entityType: 'run',
+        entityId: runId,
+        details: { blockerId: blocker.id, issueId: run.issueId, cause: blocker.cause, nextAction: blocker.nextAction },
+      });
     }
     await logActivity(tx, {
       companyId: run.companyId,
