@@ -24,9 +24,9 @@ export interface WebhookReceiver {
   url: string;
   /** every request that reached the receiver, duplicates included */
   wire: ReceivedWebhook[];
-  /** the first request of each delivery id, the receiver's dedupe */
+  /** the first request of each delivery id (the receiver's dedupe), taken on receipt */
   accepted: Map<string, ReceivedWebhook>;
-  /** requests held open in `hold` mode, until `answerHeld` (or the sender goes away) */
+  /** requests whose answer is held back in `hold` mode, until `answerHeld` (or the sender goes away) */
   held: ReceivedWebhook[];
   mode: ReceiverMode;
   answerHeld(status: number): void;
@@ -78,12 +78,14 @@ export async function startWebhookReceiver(secret: string): Promise<WebhookRecei
           };
           receiver.wire.push(received);
           if (receiver.mode === 'error') return void response.writeHead(500).end();
+          // processed on receipt, deduped on the delivery id: a sender that dies before it reads the
+          // answer sends the same delivery again, and the receiver takes it once
+          if (!receiver.accepted.has(received.deliveryId)) receiver.accepted.set(received.deliveryId, received);
           if (receiver.mode === 'hold') {
             receiver.held.push(received);
             pending.push(response);
             return;
           }
-          if (!receiver.accepted.has(received.deliveryId)) receiver.accepted.set(received.deliveryId, received);
           response.writeHead(204).end();
         });
       });
