@@ -123,53 +123,69 @@ export function buildCapsule(facts: CapsuleFacts): Capsule {
 
 export const capsuleBytes = (capsule: Capsule) => Buffer.byteLength(JSON.stringify(capsule), 'utf8');
 
-/** A list the capsule may shorten, oldest entries first. */
-interface Trimmable {
-  name: string;
-  list: () => unknown[] | null;
+/** A part of the capsule that can give up bytes: its current size, and one step of shrinking. */
+interface Shrinkable {
+  bytes(): number;
+  shrink(): void;
 }
 
+const jsonBytes = (value: unknown) => (value === null || value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value), 'utf8'));
+
 /**
- * Halves the largest trimmable list (dropping its oldest half) until the capsule fits; then shortens
- * the output tail and the checkpoint. Each step removes something, so it ends.
+ * Shrinks the largest part one step at a time until the capsule fits: a list loses its oldest half,
+ * the output tail its older half, an oversized checkpoint is replaced by a pointer, a long error
+ * keeps its end. Every step removes bytes and parts stop offering steps once minimal, so it ends.
  */
 function shrinkToFit(capsule: Capsule): void {
   const prev = capsule.previousRun;
-  const lists: Trimmable[] = [
-    { name: 'journalLines', list: () => (prev && Array.isArray(prev.journal) ? prev.journal : null) },
-    { name: 'jobs', list: () => prev?.jobs ?? null },
-    { name: 'evidence', list: () => prev?.evidence ?? null },
-    { name: 'stoppedLeaves', list: () => capsule.review?.stoppedLeaves ?? null },
-    { name: 'openBlockers', list: () => capsule.openBlockers },
+  const count = (name: string, n: number) => (capsule.omitted[name] = (capsule.omitted[name] ?? 0) + n);
+  const list = (name: string, get: () => unknown[] | null): Shrinkable => ({
+    bytes: () => jsonBytes(get()),
+    shrink() {
+      const items = get()!;
+      const drop = Math.max(1, Math.floor(items.length / 2));
+      items.splice(0, drop);
+      count(name, drop);
+    },
+  });
+  const parts: Shrinkable[] = [
+    list('journalLines', () => (prev && Array.isArray(prev.journal) && prev.journal.length > 0 ? prev.journal : null)),
+    list('jobs', () => (prev && prev.jobs.length > 0 ? prev.jobs : null)),
+    list('evidence', () => (prev && prev.evidence.length > 0 ? prev.evidence : null)),
+    list('stoppedLeaves', () => (capsule.review && capsule.review.stoppedLeaves.length > 0 ? capsule.review.stoppedLeaves : null)),
+    list('openBlockers', () => (capsule.openBlockers.length > 0 ? capsule.openBlockers : null)),
+    {
+      bytes: () => (prev?.outputTail && prev.outputTail.length > 200 ? jsonBytes(prev.outputTail) : 0),
+      shrink() {
+        const before = prev!.outputTail!.length;
+        prev!.outputTail = tail(prev!.outputTail!, Math.floor(before / 2));
+        count('outputTailChars', before - prev!.outputTail.length);
+      },
+    },
+    {
+      bytes: () => (prev?.checkpoint && !capsule.omitted.checkpoint ? jsonBytes(prev.checkpoint) : 0),
+      shrink() {
+        // an agent's checkpoint is its own; one too large to carry is named, not copied
+        prev!.checkpoint = { resumable: prev!.checkpoint!.resumable ?? null, omitted: 'too large for the capsule; see GET /api/runs/:id' };
+        count('checkpoint', 1);
+      },
+    },
+    {
+      bytes: () => (prev?.error && prev.error.length > 101 ? jsonBytes(prev.error) : 0),
+      shrink() {
+        count('errorChars', prev!.error!.length - 100);
+        prev!.error = tail(prev!.error!, 100);
+      },
+    },
   ];
   while (capsuleBytes(capsule) > CAPSULE_MAX_BYTES) {
-    const candidates = lists.map((t) => ({ t, list: t.list() })).filter((c): c is { t: Trimmable; list: unknown[] } => c.list !== null && c.list.length > 0);
-    const sizeOf = (list: unknown[]) => Buffer.byteLength(JSON.stringify(list), 'utf8');
-    const largest = candidates.sort((a, b) => sizeOf(b.list) - sizeOf(a.list) || a.t.name.localeCompare(b.t.name))[0];
-    const textOver = prev?.outputTail && prev.outputTail.length > 200;
-    if (largest && (!textOver || sizeOf(largest.list) > Buffer.byteLength(prev!.outputTail!, 'utf8'))) {
-      const drop = Math.max(1, Math.floor(largest.list.length / 2));
-      largest.list.splice(0, drop);
-      capsule.omitted[largest.t.name] = (capsule.omitted[largest.t.name] ?? 0) + drop;
-      continue;
+    let largest: Shrinkable | null = null;
+    let largestBytes = 0;
+    for (const part of parts) {
+      const bytes = part.bytes();
+      if (bytes > largestBytes) [largest, largestBytes] = [part, bytes];
     }
-    if (textOver) {
-      const before = prev!.outputTail!.length;
-      prev!.outputTail = tail(prev!.outputTail!, Math.floor(before / 2));
-      capsule.omitted.outputTailChars = (capsule.omitted.outputTailChars ?? 0) + (before - prev!.outputTail.length);
-      continue;
-    }
-    if (prev?.checkpoint && !capsule.omitted.checkpoint) {
-      // an agent's checkpoint is its own; a huge one is named, not copied
-      prev.checkpoint = { resumable: prev.checkpoint.resumable ?? null, omitted: 'checkpoint too large for the capsule; see GET /api/runs/:id' };
-      capsule.omitted.checkpoint = 1;
-      continue;
-    }
-    if (prev?.error && prev.error.length > 101) {
-      prev.error = tail(prev.error, 100);
-      capsule.omitted.errorChars = 1;
-      continue;
-    }
-    break;
+    if (!largest) return;
+    largest.shrink();
   }
 }
