@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
 import { runEnvironment } from '../domain/run-env';
 import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } from '../domain/checkpoint';
+import { parseEndReason } from '../domain/postmortem';
 import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../services/deps';
 import { capsuleFor } from '../services/capsule';
@@ -82,8 +83,12 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
     TREEWARDEN_WAKE_REASON: run.wakeReason,
     TREEWARDEN_CONTEXT_FILE: files.context,
     ...(capsule ? { TREEWARDEN_CAPSULE_FILE: files.capsule } : {}),
+    TREEWARDEN_OUTCOME_FILE: files.outcome,
   }));
-  return exitCode === 0 ? { kind: 'exited', exitCode } : { kind: 'exited', exitCode, outputTail: outputTail(files.output) };
+  // an agent that ran out of context says so; the postmortem counts it
+  const endReason = parseEndReason(smallFile(files.outcome));
+  const reported = endReason ? { endReason } : {};
+  return exitCode === 0 ? { kind: 'exited', exitCode, ...reported } : { kind: 'exited', exitCode, outputTail: outputTail(files.output), ...reported };
 }
 
 /**
@@ -140,3 +145,12 @@ function checkpointFile(file: string): CheckpointFile | null {
 
 /** a checkpoint names a session, not a transcript */
 const MAX_CHECKPOINT_BYTES = 64 * 1024;
+
+/** A file an agent wrote, when small enough to be a short JSON answer. */
+function smallFile(file: string): string | null {
+  try {
+    return statSync(file).size <= 4096 ? readFileSync(file, 'utf8') : null;
+  } catch {
+    return null;
+  }
+}

@@ -13,6 +13,7 @@ import { registerHostRoutes } from './routes/hosts';
 import { registerSupervisionRoutes } from './routes/supervision';
 import { registerWatchdogRoutes } from './routes/watchdogs';
 import { registerWebhookRoutes } from './routes/webhooks';
+import { registerPostmortemRoutes } from './routes/postmortem';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -80,6 +81,7 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   registerExecutionBlockerRoutes(app, deps);
   registerHostRoutes(app, deps);
   registerWebhookRoutes(app, deps);
+  registerPostmortemRoutes(app, deps);
   return app;
 }
 

@@ -4,6 +4,7 @@ import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
 import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
 import { preservedCheckpoint } from '../domain/checkpoint';
+import type { RunEndReason } from '../domain/postmortem';
 import { logActivity } from './activity-log';
 import { permitOnRun } from './authority';
 import { unknownOutcomeBlocker } from './execution-blockers';
@@ -36,7 +37,7 @@ export async function enterAdapter(deps: Deps, runId: string): Promise<boolean> 
 }
 
 export type RunOutcome =
-  | { kind: 'exited'; exitCode: number; error?: string; outputTail?: string }
+  | { kind: 'exited'; exitCode: number; error?: string; outputTail?: string; endReason?: RunEndReason }
   | { kind: 'stopped' }
   | { kind: 'error'; error: string };
 
@@ -53,6 +54,7 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
         status,
         finishedAt: new Date(),
         exitCode: outcome.kind === 'exited' ? outcome.exitCode : null,
+        endReason: outcome.kind === 'exited' ? (outcome.endReason ?? null) : null,
         error: outcome.kind === 'stopped' ? null : outcome.kind === 'exited' ? (outcome.error ?? null) : outcome.error,
         // terminal reconciliation: an exit code and its output are an inspected result; an
         // API, provider or worker failure has an unknown outcome and stays uninspected
