@@ -4,7 +4,7 @@ import { AppError, notFound } from '../domain/errors';
 import { webhookUrlProblem, type NotificationEvent } from '../domain/notifications';
 import { logActivity } from './activity-log';
 import type { Deps } from './deps';
-import type { ScopedActor } from './issues';
+import type { OnCreated, ScopedActor } from './issues';
 import { deliveriesOf } from './notifications';
 import { checkedWebhookAddress, WebhookAddressRefusedError } from './webhook-address';
 
@@ -18,7 +18,8 @@ function presentWebhook(row: { id: string; companyId: string; url: string; event
   return { id: row.id, companyId: row.companyId, url: row.url, events: row.events, createdAt: row.createdAt };
 }
 
-export async function createWebhook(deps: Deps, actor: ScopedActor, input: WebhookInput) {
+/** `onCreated` runs in the creating transaction (an Idempotency-Key's reply is stored there). */
+export async function createWebhook(deps: Deps, actor: ScopedActor, input: WebhookInput, onCreated?: OnCreated<WebhookCreated>) {
   const problem = webhookUrlProblem(input.url);
   if (problem) throw new AppError('bad_request', problem);
   try {
@@ -28,14 +29,17 @@ export async function createWebhook(deps: Deps, actor: ScopedActor, input: Webho
     throw error;
   }
   const secret = input.secret ?? `whsec_${randomBytes(24).toString('hex')}`;
-  const created = await deps.db.$transaction(async (tx) => {
+  return deps.db.$transaction(async (tx) => {
     const row = await tx.webhookSubscription.create({ data: { companyId: actor.companyId, url: input.url, events: [...new Set(input.events)], secret } });
     // the URL only: the secret never enters the audit log
     await logActivity(tx, { companyId: actor.companyId, actor, action: 'webhook.created', entityType: 'webhook', entityId: row.id, details: { url: row.url, events: row.events } });
-    return row;
+    const created: WebhookCreated = { ...presentWebhook(row), secret };
+    await onCreated?.(tx, created);
+    return created;
   });
-  return { ...presentWebhook(created), secret };
 }
+
+export type WebhookCreated = ReturnType<typeof presentWebhook> & { secret: string };
 
 export async function listWebhooks(deps: Deps, actor: ScopedActor) {
   const rows = await deps.db.webhookSubscription.findMany({ where: { companyId: actor.companyId, deletedAt: null }, orderBy: { createdAt: 'asc' } });

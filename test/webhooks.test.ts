@@ -263,6 +263,20 @@ describe('subscriptions', () => {
     expect((await h.request('DELETE', `/api/companies/${c.companyId}/webhooks/${created.body.id}`, c.token)).status).toBe(204);
     expect((await h.request('DELETE', `/api/companies/${c.companyId}/webhooks/${created.body.id}`, c.token)).status).toBe(404);
     expect((await h.request('GET', `/api/companies/${c.companyId}/webhooks`, c.token)).body.items).toEqual([]);
+    // a retried create under one Idempotency-Key creates one subscription and answers the same secret
+    const create = async () => {
+      const res = await fetch(`${h.apiUrl}/api/companies/${c.companyId}/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json', 'idempotency-key': 'hook-1' },
+        body: JSON.stringify({ url: r.url, events: ['terminal_result'] }),
+      });
+      return { status: res.status, body: (await res.json()) as { id: string; secret: string } };
+    };
+    const retried = [await create(), await create()];
+    expect(retried.map((x) => x.status)).toEqual([201, 201]);
+    expect(retried[1].body).toEqual(retried[0].body);
+    expect(await h.services.db.webhookSubscription.count({ where: { companyId: c.companyId, deletedAt: null } })).toBe(1);
+    await h.request('DELETE', `/api/companies/${c.companyId}/webhooks/${retried[0].body.id}`, c.token);
     await c.issue({ title: 'after the delete', status: 'in_progress' });
     expect(await h.services.db.notification.count({ where: { companyId: c.companyId } })).toBe(1);
     expect(await h.services.db.webhookDelivery.count({ where: { subscriptionId: created.body.id } })).toBe(0);

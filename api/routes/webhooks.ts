@@ -7,6 +7,7 @@ import { safeString } from '../../domain/safe-input';
 import { permit } from '../../services/authority';
 import type { Deps } from '../../services/deps';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '../../services/webhooks';
+import { createOnce } from '../idempotency';
 import { companyActor, ids, parse } from '../validation';
 
 const createSchema = z
@@ -30,7 +31,11 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps) {
   app.post('/api/companies/:companyId/webhooks', async (request, reply) => {
     const { actor } = companyScoped(request);
     const body = parse(createSchema, request.body);
-    return reply.status(201).send(await createWebhook(deps, actor, body));
+    // a retried create with the same Idempotency-Key answers the first subscription (and its secret) again
+    return createOnce(deps, request, reply, actor.companyId, async (remember) => ({
+      status: 201,
+      body: await createWebhook(deps, actor, body, (tx, created) => remember(tx, { status: 201, body: created })),
+    }));
   });
 
   app.get('/api/companies/:companyId/webhooks', async (request) => {
