@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import pino from 'pino';
 import { Registry } from 'prom-client';
+import { createTreewardenClient } from '../client';
 import { runFiles } from '../services/run-files';
 import { registerPostmortemMetrics } from '../services/postmortem-metrics';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
@@ -100,6 +101,9 @@ test('a scripted tree gives the expected postmortem, through the API and on /met
   for (const figure of [p.productiveTime, p.falseStaleCount, p.orphanMonitorCount, p.contextOverflows, p.detachedProcessCount]) expect(figure.counts.length).toBeGreaterThan(10);
   expect((await h.services.db.run.findUniqueOrThrow({ where: { id: overflow.run.id } })).endReason).toBe('context_overflow');
   expect(monitored.run.status).toBe('cancelled');
+
+  const viaClient = await createTreewardenClient({ baseUrl: h.apiUrl, token: c.token }).getPostmortem(root.id);
+  expect({ ...viaClient, window: null }).toEqual({ ...p, window: null });
 
   // the same facts, fleet-wide, as the workers' Prometheus gauges (this database holds only this tree)
   const registry = new Registry();

@@ -6,6 +6,7 @@
  * Bad input is a 400 that writes nothing.
  */
 import { existsSync } from 'node:fs';
+import { createTreewardenClient } from '../client';
 import { runFiles } from '../services/run-files';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
@@ -275,8 +276,12 @@ describe('subscriptions', () => {
     const retried = [await create(), await create()];
     expect(retried.map((x) => x.status)).toEqual([201, 201]);
     expect(retried[1].body).toEqual(retried[0].body);
-    expect(await h.services.db.webhookSubscription.count({ where: { companyId: c.companyId, deletedAt: null } })).toBe(1);
-    await h.request('DELETE', `/api/companies/${c.companyId}/webhooks/${retried[0].body.id}`, c.token);
+    // the typed client sees the same subscription, and deletes it
+    const client = createTreewardenClient({ baseUrl: h.apiUrl, token: c.token });
+    expect((await client.listWebhooks(c.companyId)).items.map((w) => w.id)).toEqual([retried[0].body.id]);
+    expect((await client.listWebhookDeliveries(c.companyId, retried[0].body.id)).items).toEqual([]);
+    await client.deleteWebhook(c.companyId, retried[0].body.id);
+    expect((await client.listWebhooks(c.companyId)).items).toEqual([]);
     await c.issue({ title: 'after the delete', status: 'in_progress' });
     expect(await h.services.db.notification.count({ where: { companyId: c.companyId } })).toBe(1);
     expect(await h.services.db.webhookDelivery.count({ where: { subscriptionId: created.body.id } })).toBe(0);
