@@ -71,7 +71,8 @@ export function createActivities(deps: Deps) {
     },
     retryOwedResumes: (holdId: string) => withHeartbeat(() => retryOwedResumes(deps, holdId)),
     resumeAfterResolution: (blockerId: string) => withHeartbeat(() => resumeAfterResolution(deps, blockerId)),
-    deliverWebhook: (deliveryId: string) => deliverWebhook(deps, deliveryId),
+    // heartbeats through the DNS lookup and the POST: a dead worker's attempt moves on within one timeout
+    deliverWebhook: (deliveryId: string) => withHeartbeat(() => deliverWebhook(deps, deliveryId)),
     markWebhookDeliveryDead: (deliveryId: string, reason: string) => markWebhookDeliveryDead(deps, deliveryId, reason),
   };
 }

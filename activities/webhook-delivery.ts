@@ -9,7 +9,6 @@ import type { LookupFunction } from 'node:net';
 import { signWebhook, WEBHOOK_HEADERS } from '../domain/notifications';
 import type { Deps } from '../services/deps';
 import { checkedWebhookAddress, WebhookAddressRefusedError } from '../services/webhook-address';
-import { withHeartbeat } from './heartbeat';
 
 /** A failed attempt; retried by the workflow until the delivery is given up. */
 export class WebhookAttemptError extends Error {
@@ -29,14 +28,12 @@ export async function deliverWebhook(deps: Deps, deliveryId: string): Promise<'d
     const url = new URL(delivery.subscription.url);
     const target = await checkedWebhookAddress(url, deps.config.TREEWARDEN_WEBHOOK_ALLOW_PRIVATE);
     const timestamp = Math.floor(Date.now() / 1000);
-    statusCode = await withHeartbeat(() =>
-      post(url, target, body, deps.config.TREEWARDEN_WEBHOOK_TIMEOUT_MS, {
-        [WEBHOOK_HEADERS.delivery]: deliveryId,
-        [WEBHOOK_HEADERS.event]: delivery.notification.event,
-        [WEBHOOK_HEADERS.timestamp]: String(timestamp),
-        [WEBHOOK_HEADERS.signature]: signWebhook(delivery.subscription.secret, timestamp, body),
-      }),
-    );
+    statusCode = await post(url, target, body, deps.config.TREEWARDEN_WEBHOOK_TIMEOUT_MS, {
+      [WEBHOOK_HEADERS.delivery]: deliveryId,
+      [WEBHOOK_HEADERS.event]: delivery.notification.event,
+      [WEBHOOK_HEADERS.timestamp]: String(timestamp),
+      [WEBHOOK_HEADERS.signature]: signWebhook(delivery.subscription.secret, timestamp, body),
+    });
     if (statusCode < 200 || statusCode > 299) throw new WebhookAttemptError(`receiver answered ${statusCode}`);
   } catch (error) {
     const message = error instanceof WebhookAttemptError || error instanceof WebhookAddressRefusedError ? error.message : `request failed: ${(error as Error).message}`;
