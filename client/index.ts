@@ -312,6 +312,8 @@ export interface Run {
   stopOutcome: StopOutcome | null;
   /** the blocker this run's stop created, if any */
   executionBlocker: ExecutionBlocker | null;
+  /** why it ended, as its agent reported it (`TREEWARDEN_OUTCOME_FILE`) */
+  endReason: 'context_overflow' | null;
   failureState: 'uninspected' | 'inspected' | 'superseded' | 'acknowledged' | null;
   silentState: 'ok' | 'suspicious' | 'critical' | null;
   supersededByRunId: string | null;

@@ -99,7 +99,7 @@ test('a scripted tree gives the expected postmortem, through the API and on /met
   expect(p.detachedProcessCount.value).toBe(detached);
   expect(p.window).toMatchObject({ from: expect.any(String), to: expect.any(String), description: expect.any(String) });
   for (const figure of [p.productiveTime, p.falseStaleCount, p.orphanMonitorCount, p.contextOverflows, p.detachedProcessCount]) expect(figure.counts.length).toBeGreaterThan(10);
-  expect((await h.services.db.run.findUniqueOrThrow({ where: { id: overflow.run.id } })).endReason).toBe('context_overflow');
+  expect((await h.request('GET', `/api/runs/${overflow.run.id}`, c.token)).body.endReason).toBe('context_overflow');
   expect(monitored.run.status).toBe('cancelled');
 
   const viaClient = await createTreewardenClient({ baseUrl: h.apiUrl, token: c.token }).getPostmortem(root.id);
