@@ -1,7 +1,7 @@
 /**
  * The fleet's postmortem figures on a worker's /metrics. Computed from the database at scrape time
- * (at most once per FRESH_MS, shared by every gauge), so each worker reports the same fleet-wide
- * values: aggregate them with max(), not sum().
+ * (at most once per FRESH_MS, shared by every gauge; a scrape waits at most SCRAPE_WAIT_MS for it),
+ * so each worker reports the same fleet-wide values: aggregate them with max(), not sum().
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
@@ -11,6 +11,17 @@ import { fleetPostmortem } from './postmortem';
 
 /** Scrapes within this share one computation. */
 const FRESH_MS = 10_000;
+/** A scrape waits this long for the figures; a slow database leaves them out of that scrape, never stalls it. */
+const SCRAPE_WAIT_MS = 2_000;
+
+function within<T>(ms: number, work: Promise<T | null>): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+    timer.unref();
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
 
 export function registerPostmortemMetrics(registry: Registry, db: Db, log: Logger): void {
   let last: { at: number; value: Promise<Postmortem | null> } | null = null;
@@ -25,7 +36,7 @@ export function registerPostmortemMetrics(registry: Registry, db: Db, log: Logge
         }),
       };
     }
-    return last.value;
+    return within(SCRAPE_WAIT_MS, last.value);
   };
   const gauge = (name: string, help: string, read: (p: Postmortem) => number | null) =>
     new Gauge({

@@ -108,7 +108,11 @@ test('a scripted tree gives the expected postmortem, through the API and on /met
   // the same facts, fleet-wide, as the workers' Prometheus gauges (this database holds only this tree)
   const registry = new Registry();
   registerPostmortemMetrics(registry, h.services.db, pino({ level: 'silent' }));
-  const text = await registry.metrics();
+  // a scrape waits 2 s at most; on a loaded machine the figures may come with the next one
+  const text = await eventually('the postmortem gauges', async () => {
+    const scraped = await registry.metrics();
+    return /^treewarden_postmortem_false_stale \d/m.test(scraped) ? scraped : null;
+  });
   const metric = (line: string) => Number(new RegExp(`^${line.replace(/[{}".]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
   expect(metric('treewarden_postmortem_false_stale')).toBe(1);
   expect(metric('treewarden_postmortem_orphan_monitors')).toBe(1);
