@@ -11,6 +11,7 @@ import { withHeartbeat } from './heartbeat';
 import { probeHost, type HostProbeRequest } from './host-probe';
 import { executeJob, stopJobProcesses } from './job-runner';
 import { executeRun, stopProcessGroup } from './run-adapter';
+import { deliverWebhook, markWebhookDeliveryDead } from './webhook-delivery';
 
 export interface PauseApplied {
   holdId: string;
@@ -70,6 +71,9 @@ export function createActivities(deps: Deps) {
     },
     retryOwedResumes: (holdId: string) => withHeartbeat(() => retryOwedResumes(deps, holdId)),
     resumeAfterResolution: (blockerId: string) => withHeartbeat(() => resumeAfterResolution(deps, blockerId)),
+    // heartbeats through the DNS lookup and the POST: a dead worker's attempt moves on within one timeout
+    deliverWebhook: (deliveryId: string) => withHeartbeat(() => deliverWebhook(deps, deliveryId)),
+    markWebhookDeliveryDead: (deliveryId: string, reason: string) => markWebhookDeliveryDead(deps, deliveryId, reason),
   };
 }
 

@@ -10,8 +10,10 @@ import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
 import { runEnvironment } from '../domain/run-env';
 import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } from '../domain/checkpoint';
+import { parseEndReason } from '../domain/postmortem';
 import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../services/deps';
+import { capsuleFor } from '../services/capsule';
 import { assertOwningHost } from '../services/host-stops';
 import { runFiles, type RunFiles } from '../services/run-files';
 import { enterAdapter, type RunOutcome } from '../services/runs';
@@ -23,6 +25,10 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   const parsed = adapterSchema.safeParse(run.agent.adapter);
   if (!parsed.success) return { kind: 'error', error: `invalid adapter: ${parsed.error.message}` };
   const adapter = parsed.data;
+  // a run that continues or replaces earlier work gets its capsule in its context (and its file)
+  const capsule = await capsuleFor(deps, run);
+  const context = capsule ? { ...((run.context ?? {}) as object), capsule } : (run.context ?? {});
+  if (capsule) await deps.db.run.update({ where: { id: runId }, data: { context: context as object } });
   if (adapter.type === 'noop') {
     return (await enterAdapter(deps, runId)) ? { kind: 'exited', exitCode: 0 } : { kind: 'stopped' };
   }
@@ -67,7 +73,8 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
     deps.db.apiToken.deleteMany({ where: { runId } }),
     deps.db.apiToken.create({ data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId } }),
   ]);
-  await writeFile(files.context, JSON.stringify(run.context ?? {}), { mode: 0o600 });
+  await writeFile(files.context, JSON.stringify(context), { mode: 0o600 });
+  if (capsule) await writeFile(files.capsule, JSON.stringify(capsule), { mode: 0o600 });
   const exitCode = await command(adapter.command, adapter.args, envWith({
     TREEWARDEN_API_URL: deps.config.TREEWARDEN_API_URL ?? `http://127.0.0.1:${deps.config.TREEWARDEN_API_PORT}`,
     TREEWARDEN_RUN_TOKEN: secret,
@@ -75,8 +82,13 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
     TREEWARDEN_AGENT_ID: run.agentId,
     TREEWARDEN_WAKE_REASON: run.wakeReason,
     TREEWARDEN_CONTEXT_FILE: files.context,
+    ...(capsule ? { TREEWARDEN_CAPSULE_FILE: files.capsule } : {}),
+    TREEWARDEN_OUTCOME_FILE: files.outcome,
   }));
-  return exitCode === 0 ? { kind: 'exited', exitCode } : { kind: 'exited', exitCode, outputTail: outputTail(files.output) };
+  // an agent that ran out of context says so; the postmortem counts it
+  const endReason = parseEndReason(smallFile(files.outcome));
+  const reported = endReason ? { endReason } : {};
+  return exitCode === 0 ? { kind: 'exited', exitCode, ...reported } : { kind: 'exited', exitCode, outputTail: outputTail(files.output), ...reported };
 }
 
 /**
@@ -133,3 +145,12 @@ function checkpointFile(file: string): CheckpointFile | null {
 
 /** a checkpoint names a session, not a transcript */
 const MAX_CHECKPOINT_BYTES = 64 * 1024;
+
+/** A file an agent wrote, when small enough to be a short JSON answer. */
+function smallFile(file: string): string | null {
+  try {
+    return statSync(file).size <= 4096 ? readFileSync(file, 'utf8') : null;
+  } catch {
+    return null;
+  }
+}

@@ -12,6 +12,8 @@ import { registerHoldRoutes } from './routes/holds';
 import { registerHostRoutes } from './routes/hosts';
 import { registerSupervisionRoutes } from './routes/supervision';
 import { registerWatchdogRoutes } from './routes/watchdogs';
+import { registerWebhookRoutes } from './routes/webhooks';
+import { registerPostmortemRoutes } from './routes/postmortem';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,6 +80,8 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   registerSupervisionRoutes(app, deps);
   registerExecutionBlockerRoutes(app, deps);
   registerHostRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
+  registerPostmortemRoutes(app, deps);
   return app;
 }
 

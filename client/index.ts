@@ -5,8 +5,10 @@
 import type { ErrorCode } from '../domain/errors';
 import type { AgentStatus, IssueStatus, RunStatus } from '../domain/statuses';
 import type { EvaluationSummary } from '../domain/watchdog';
+import type { CreatedWebhook, CreateWebhookRequest, Postmortem, Webhook, WebhookDelivery } from './notifications';
 
 export type { ErrorCode };
+export type { CreatedWebhook, CreateWebhookRequest, NotificationEvent, Postmortem, PostmortemFigure, Webhook, WebhookDelivery } from './notifications';
 
 /** ISO-8601 timestamp as serialized by the API. */
 export type Timestamp = string;
@@ -310,6 +312,8 @@ export interface Run {
   stopOutcome: StopOutcome | null;
   /** the blocker this run's stop created, if any */
   executionBlocker: ExecutionBlocker | null;
+  /** why it ended, as its agent reported it (`TREEWARDEN_OUTCOME_FILE`) */
+  endReason: 'context_overflow' | null;
   failureState: 'uninspected' | 'inspected' | 'superseded' | 'acknowledged' | null;
   silentState: 'ok' | 'suspicious' | 'critical' | null;
   supersededByRunId: string | null;
@@ -534,6 +538,13 @@ export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetc
      */
     releaseTreeHold: (issueId: string, holdId: string, body: ReleaseTreeHoldRequest = {}) =>
       call<ReleaseTreeHoldResult>('POST', path`/api/issues/${issueId}/tree-holds/${holdId}/release`, body),
+
+    /** board only; the answer is the only place the secret is shown */
+    createWebhook: (companyId: string, body: CreateWebhookRequest, options?: CreateOptions) => call<CreatedWebhook>('POST', path`/api/companies/${companyId}/webhooks`, body, options),
+    listWebhooks: (companyId: string) => call<List<Webhook>>('GET', path`/api/companies/${companyId}/webhooks`),
+    deleteWebhook: (companyId: string, webhookId: string) => call<null>('DELETE', path`/api/companies/${companyId}/webhooks/${webhookId}`),
+    listWebhookDeliveries: (companyId: string, webhookId: string) => call<List<WebhookDelivery> & { webhook: Webhook }>('GET', path`/api/companies/${companyId}/webhooks/${webhookId}/deliveries`),
+    getPostmortem: (issueId: string) => call<Postmortem>('GET', path`/api/issues/${issueId}/postmortem`),
   };
 }
 

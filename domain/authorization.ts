@@ -31,6 +31,7 @@ export const ACTIONS = [
   'run.ack',
   'run.silence',
   'blocker.resolve',
+  'webhook.manage',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -87,6 +88,8 @@ const RULES: Record<Action, Rule> = {
   'run.silence': { what: 'deciding on a silent run', run: 'none', watchdogRun: 'none' },
   // reconciling an unknown outcome is a person's call (composer-stop.md), never the agent's own
   'blocker.resolve': { what: 'resolving an execution blocker', run: 'none', watchdogRun: 'none' },
+  // a subscription's URL and secret are the company's, not an agent's to redirect
+  'webhook.manage': { what: 'managing webhooks', run: 'none', watchdogRun: 'none' },
 };
 
 const reaches = (allowed: RunReach, reach: Reach): boolean =>

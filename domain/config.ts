@@ -61,6 +61,16 @@ const schema = z.object({
   /** a pre-built workflow bundle (npm run build:workflows); without it the worker bundles at start */
   TREEWARDEN_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   TREEWARDEN_RUN_ENV_PASSTHROUGH: passthrough,
+  /** webhooks may reach loopback and private addresses (refused by default: SSRF) */
+  TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false'], { message: 'must be true or false' }).default('false').transform((v) => v === 'true'),
+  /** one delivery attempt gives up after this */
+  TREEWARDEN_WEBHOOK_TIMEOUT_MS: duration.default(10_000),
+  /** first retry of a failed delivery; doubling up to _RETRY_MAX_MS, until _GIVE_UP_MS after the first attempt (then dead) */
+  TREEWARDEN_WEBHOOK_RETRY_INITIAL_MS: duration.default(10_000),
+  TREEWARDEN_WEBHOOK_RETRY_MAX_MS: duration.default(60 * 60_000),
+  TREEWARDEN_WEBHOOK_GIVE_UP_MS: duration.default(24 * 60 * 60_000),
+  /** how often a worker starts the delivery workflows of newly recorded notifications */
+  TREEWARDEN_WEBHOOK_DISPATCH_MS: duration.default(1_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -11,6 +11,7 @@ export const workflowId = {
   agentRun: (runId: string) => `agent-run:${runId}`,
   backgroundJob: (jobId: string) => `background-job:${jobId}`,
   blockerResolution: (blockerId: string) => `execution-blocker:${blockerId}`,
+  webhookDelivery: (deliveryId: string) => `webhook-delivery:${deliveryId}`,
   /** one per inspection: many may ask the same host at once */
   hostProbe: (hostId: string) => `host-probe:${hostId}:${randomUUID()}`,
 };

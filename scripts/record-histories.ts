@@ -13,6 +13,7 @@ import globalSetup from '../test/setup/global-setup';
 import globalTeardown from '../test/setup/global-teardown';
 import { seedCompany, startHarness } from '../test/support/harness';
 import { blockerResolved, holdInterruptsRun, inspectionProbesHost, monitorStopsWithOwner, runFails, watchdogWakes } from '../test/support/scenarios';
+import { webhookDelivered, webhookGivenUp } from '../test/support/webhook-scenarios';
 
 const HISTORIES_DIR = join(__dirname, '..', 'test', 'histories');
 
@@ -27,6 +28,8 @@ async function record() {
     const monitored = await monitorStopsWithOwner(h, c);
     const reconciled = await blockerResolved(h, c);
     const inspected = await inspectionProbesHost(h, c);
+    const delivered = await webhookDelivered(h, c);
+    const givenUp = await webhookGivenUp(h, c);
     const executions: Record<string, string> = {
       'task-watchdog.wake-then-removed': watchdog.watchdogWorkflowId,
       'agent-run.noop-succeeded': watchdog.reviewRunWorkflowId,
@@ -38,6 +41,8 @@ async function record() {
       'background-job.monitor-stopped-with-owner': monitored.jobWorkflowId,
       'blocker-resolution.resolved-then-resumed': reconciled.resolutionWorkflowId,
       'host-probe.live-run-inspected': inspected.probeWorkflowId,
+      'webhook-delivery.delivered': delivered,
+      'webhook-delivery.dead': givenUp,
     };
     mkdirSync(HISTORIES_DIR, { recursive: true });
     for (const [name, id] of Object.entries(executions)) {

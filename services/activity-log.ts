@@ -1,5 +1,6 @@
 import type { Tx } from '../db/prisma';
 import { actorId, type Actor } from '../domain/actor';
+import { recordNotification } from './notifications';
 
 export interface ActivityEntry {
   companyId: string;
@@ -10,11 +11,14 @@ export interface ActivityEntry {
   details?: Record<string, unknown>;
 }
 
-/** Append one audit record; watchdog-driven writes also carry the watchdog scope. */
+/**
+ * Append one audit record; watchdog-driven writes also carry the watchdog scope. The few records that
+ * are notifiable facts (domain/notifications.ts) also record their notification, in the same transaction.
+ */
 export async function logActivity(tx: Tx, entry: ActivityEntry): Promise<void> {
   const { actor } = entry;
   const scope = actor.kind === 'run' && actor.watchdog ? { watchdog: { ...actor.watchdog, runId: actor.runId } } : {};
-  await tx.activityLog.create({
+  const record = await tx.activityLog.create({
     data: {
       companyId: entry.companyId,
       actorKind: actor.kind,
@@ -26,4 +30,5 @@ export async function logActivity(tx: Tx, entry: ActivityEntry): Promise<void> {
       details: { ...entry.details, ...scope } as object,
     },
   });
+  await recordNotification(tx, entry.companyId, { action: entry.action, entityType: entry.entityType, entityId: entry.entityId, details: entry.details ?? {}, recordId: record.id });
 }

@@ -78,7 +78,7 @@ export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateI
       },
       include: { blockedBy: true },
     });
-    await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.created', entityType: 'issue', entityId: created.id, details: { parentId: created.parentId } });
+    await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.created', entityType: 'issue', entityId: created.id, details: { parentId: created.parentId, status: created.status } });
     if (input.watchdog) await upsertWatchdog(tx, created, input.watchdog, actor);
     await onCreated?.(tx, presentIssue(created));
     return created;

@@ -47,6 +47,12 @@ export interface BlockerResolutionStart {
   title: string;
 }
 
+export interface WebhookDeliveryStart {
+  deliveryId: string;
+  companyId: string;
+  summary: string;
+}
+
 export interface Orchestrator {
   startRun(run: RunStart): Promise<void>;
   cancelRun(runId: string): Promise<void>;
@@ -62,6 +68,8 @@ export interface Orchestrator {
   cancelJob(jobId: string): Promise<void>;
   /** Starts the dispatch of the resume a resolved execution blocker owes. */
   startBlockerResolution(resolution: BlockerResolutionStart): Promise<void>;
+  /** Starts a delivery's workflow once (a second start of the same delivery is a no-op). */
+  startWebhookDelivery(delivery: WebhookDeliveryStart): Promise<void>;
   /** false when the workflow has closed (or never existed) */
   isWorkflowOpen(workflowId: string): Promise<boolean>;
   /** What the owning host sees of these runs and jobs, asked through its host queue; unreachable after `waitForHostMs`. */

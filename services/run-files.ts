@@ -9,6 +9,10 @@ export interface RunFiles {
   /** the run appends to it to say it is making progress */
   journal: string;
   context: string;
+  /** `TREEWARDEN_CAPSULE_FILE`: what the work this run continues or replaces did (domain/capsule.ts) */
+  capsule: string;
+  /** `TREEWARDEN_OUTCOME_FILE`: an agent may say why it ended, `{"reason": "context_overflow"}` */
+  outcome: string;
   /** `TREEWARDEN_CHECKPOINT_FILE`: a resumable agent writes `{"resumable": true, ...}` here on SIGTERM */
   checkpoint: string;
   /** touched when the supervisor sees the stop, before it signals: a checkpoint must be newer */
@@ -27,6 +31,8 @@ export function runFiles(runId: string, workdir: string | null): RunFiles {
     output: join(runDir, 'output.log'),
     journal: join(runDir, 'journal.log'),
     context: join(runDir, 'context.json'),
+    capsule: join(runDir, 'capsule.json'),
+    outcome: join(runDir, 'outcome.json'),
     checkpoint: join(runDir, 'checkpoint.json'),
     stopObserved: join(runDir, 'stop-observed'),
     writerLock: join(workspace, '.treewarden-writer.lock'),

@@ -4,6 +4,7 @@ import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
 import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
 import { preservedCheckpoint } from '../domain/checkpoint';
+import type { RunEndReason } from '../domain/postmortem';
 import { logActivity } from './activity-log';
 import { permitOnRun } from './authority';
 import { unknownOutcomeBlocker } from './execution-blockers';
@@ -36,7 +37,7 @@ export async function enterAdapter(deps: Deps, runId: string): Promise<boolean> 
 }
 
 export type RunOutcome =
-  | { kind: 'exited'; exitCode: number; error?: string; outputTail?: string }
+  | { kind: 'exited'; exitCode: number; error?: string; outputTail?: string; endReason?: RunEndReason }
   | { kind: 'stopped' }
   | { kind: 'error'; error: string };
 
@@ -53,6 +54,7 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
         status,
         finishedAt: new Date(),
         exitCode: outcome.kind === 'exited' ? outcome.exitCode : null,
+        endReason: outcome.kind === 'exited' ? (outcome.endReason ?? null) : null,
         error: outcome.kind === 'stopped' ? null : outcome.kind === 'exited' ? (outcome.error ?? null) : outcome.error,
         // terminal reconciliation: an exit code and its output are an inspected result; an
         // API, provider or worker failure has an unknown outcome and stays uninspected
@@ -68,7 +70,15 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
     const checkpoint = preservedCheckpoint(run.stopResult);
     if (status === 'cancelled' && run.adapterEntered && run.stopKind === 'operator_hold' && !checkpoint) {
       // the adapter may have acted before the stop landed: never replay it blindly
-      await tx.executionBlocker.create({ data: unknownOutcomeBlocker(run) });
+      const blocker = await tx.executionBlocker.create({ data: unknownOutcomeBlocker(run) });
+      await logActivity(tx, {
+        companyId: run.companyId,
+        actor: { kind: 'system', companyId: run.companyId },
+        action: 'execution_blocker.created',
+        entityType: 'run',
+        entityId: runId,
+        details: { blockerId: blocker.id, issueId: run.issueId, cause: blocker.cause, nextAction: blocker.nextAction },
+      });
     }
     await logActivity(tx, {
       companyId: run.companyId,

@@ -4,7 +4,7 @@ import type { Config } from '../domain/config';
 import { workflowId } from '../domain/ids';
 import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-attributes';
 import type { HoldReleaseOutcome } from '../activities';
-import type { hostProbeWorkflow, taskWatchdogWorkflow, treeHoldWorkflow } from '../workflows';
+import type { hostProbeWorkflow, taskWatchdogWorkflow, treeHoldWorkflow, webhookDeliveryWorkflow } from '../workflows';
 import { awaitPauseAppliedUpdate, releaseHoldUpdate, subtreeChangedSignal, watchdogRecoverySignal, watchdogRemovedSignal, type SubtreeChange } from '../workflows/definitions';
 import { coalescePerKey } from './coalesce';
 import type { Orchestrator, WatchdogStart } from './orchestrator';
@@ -74,6 +74,31 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
         { blockerId: resolution.blockerId },
         { kind: 'execution_blocker', state: 'resolved', summary: `Resume after reconciling "${resolution.title}"`, ...resolution },
       );
+    },
+    async startWebhookDelivery({ deliveryId, companyId, summary }) {
+      await client.workflow
+        .start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+          workflowId: workflowId.webhookDelivery(deliveryId),
+          taskQueue,
+          args: [
+            {
+              deliveryId,
+              attemptTimeoutMs: config.TREEWARDEN_WEBHOOK_TIMEOUT_MS,
+              retryInitialMs: config.TREEWARDEN_WEBHOOK_RETRY_INITIAL_MS,
+              retryMaxMs: config.TREEWARDEN_WEBHOOK_RETRY_MAX_MS,
+              giveUpMs: config.TREEWARDEN_WEBHOOK_GIVE_UP_MS,
+              heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS,
+            },
+          ],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: [
+            { key: KindKey, value: 'webhook_delivery' },
+            { key: CompanyIdKey, value: companyId },
+            { key: StateKey, value: 'pending' },
+          ],
+          staticSummary: summary,
+        })
+        .catch(ignore(WorkflowExecutionAlreadyStartedError));
     },
     async cancelJob(jobId) {
       await client.workflow.getHandle(workflowId.backgroundJob(jobId)).cancel().catch(ignore(WorkflowNotFoundError));

@@ -116,8 +116,10 @@ test('a running agent that checkpoints on SIGTERM is preserved and resumes exact
   expect(first.body.resumed).toEqual([{ issueId: child.id, runId: expect.any(String) }]);
   const resumed = await theOnlyResume(child.id);
   const context = { holdId: hold.id, interruptedRunId: runId, checkpoint: { resumable: true, session: `s-${runId}` } };
-  expect(resumed.context).toEqual(context);
-  expect(contextSeenBy(resumed.id)).toEqual(context);
+  // plus its recovery capsule (test/capsules.test.ts)
+  const capsule = expect.objectContaining({ kind: 'resume_after_hold', previousRun: expect.objectContaining({ runId }) });
+  expect((await h.services.db.run.findUniqueOrThrow({ where: { id: resumed.id } })).context).toEqual({ ...context, capsule });
+  expect(contextSeenBy(resumed.id)).toEqual({ ...context, capsule });
 
   expect((await release(c.token, parent.id, hold.id)).status).toBe(409);
   expect(await resumedRuns(child.id)).toHaveLength(1);
@@ -194,7 +196,13 @@ test('a running agent without a checkpoint: skipped on release, its blocker visi
   expect(resolved.body).toMatchObject({ id: blocker.id, status: 'resolved', resolution: 'no_external_effects', note: 'it only slept', resolvedAt: expect.any(String) });
   expect(await h.services.db.activityLog.count({ where: { action: 'execution_blocker.resolved', entityId: child.id } })).toBe(1);
   const resumed = await theOnlyResume(child.id);
-  expect(contextSeenBy(resumed.id)).toEqual({ holdId: hold.id, interruptedRunId: runId, checkpoint: null, reconciliation: { blockerId: blocker.id, resolution: 'no_external_effects' } });
+  expect(contextSeenBy(resumed.id)).toEqual({
+    holdId: hold.id,
+    interruptedRunId: runId,
+    checkpoint: null,
+    reconciliation: { blockerId: blocker.id, resolution: 'no_external_effects' },
+    capsule: expect.objectContaining({ kind: 'resume_after_reconciliation', previousRun: expect.objectContaining({ runId }) }),
+  });
 
   const again = await resolve(c.token, blocker.id, { resolution: 'effects_reviewed' });
   expect(again.status).toBe(409);

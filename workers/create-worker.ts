@@ -10,6 +10,7 @@ import type { Deps } from '../services/deps';
 import type { Metrics } from '../services/metrics';
 import { forEachConcurrently } from '../services/concurrency';
 import { activeWatchdogs } from '../services/watchdogs';
+import { startDeliveryDispatcher } from '../services/notifications';
 import { metricsInterceptor } from './metrics-interceptor';
 
 export interface WorkerOptions {
@@ -68,7 +69,13 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     getState: () => (shared.getState() !== 'RUNNING' ? shared.getState() : host.getState()),
     getStatus: () => shared.getStatus(),
     async run() {
-      await Promise.all([shared.run().finally(() => stop(host)), host.run().finally(() => stop(shared))]);
+      // recorded notifications get their delivery workflows while this worker polls
+      const dispatcher = startDeliveryDispatcher(deps, deps.config.TREEWARDEN_WEBHOOK_DISPATCH_MS);
+      try {
+        await Promise.all([shared.run().finally(() => stop(host)), host.run().finally(() => stop(shared))]);
+      } finally {
+        await dispatcher.stop();
+      }
     },
     shutdown() {
       stop(shared);

@@ -14,6 +14,7 @@ import { startMetricsServer } from './metrics-server';
 import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } from './runtime';
 import { hostQueue } from '../domain/host';
 import { reapOrphans } from '../services/orphans';
+import { registerPostmortemMetrics } from '../services/postmortem-metrics';
 
 async function main() {
   const config = parseConfig(process.env);
@@ -32,6 +33,7 @@ async function main() {
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const bundlePath = config.TREEWARDEN_WORKFLOW_BUNDLE ?? join(config.TREEWARDEN_DATA_DIR, 'workflow-bundle.js');
   const metrics = createMetrics();
+  registerPostmortemMetrics(metrics.registry, services.db, log);
   const worker = await createWorker(services, {
     connection,
     metrics,

@@ -5,3 +5,4 @@ export { blockerResolutionWorkflow } from './blocker-resolution';
 export { taskWatchdogWorkflow } from './task-watchdog';
 export { treeHoldWorkflow } from './tree-hold';
 export { hostProbeWorkflow } from './host-probe';
+export { webhookDeliveryWorkflow } from './webhook-delivery';

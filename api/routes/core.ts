@@ -28,7 +28,7 @@ const presentComment = (c: { id: string; issueId: string; body: string; authorKi
 export const presentRun = (r: {
   id: string; companyId: string; issueId: string; agentId: string; status: string; wakeReason: string; context: unknown;
   startedAt: Date | null; finishedAt: Date | null; exitCode: number | null; error: string | null; stopKind: string | null; stoppedByHoldId: string | null; createdAt: Date;
-  stopResult: unknown; failureState: string | null; silentState: string | null; supersededByRunId: string | null;
+  stopResult: unknown; failureState: string | null; silentState: string | null; supersededByRunId: string | null; endReason?: string | null;
 }, executionBlocker: PresentedBlocker | null = null) => ({
   id: r.id, companyId: r.companyId, issueId: r.issueId, agentId: r.agentId, status: r.status, wakeReason: r.wakeReason, context: r.context,
   startedAt: r.startedAt, finishedAt: r.finishedAt, exitCode: r.exitCode, error: r.error, stopKind: r.stopKind, stoppedByHoldId: r.stoppedByHoldId, createdAt: r.createdAt,
@@ -37,6 +37,8 @@ export const presentRun = (r: {
   // continuation: `preserved` (resumes on release), `unknown_outcome` (blocked until reconciled) or `before_adapter`
   stopOutcome: (r.stopResult as { outcome?: string } | null)?.outcome ?? null,
   executionBlocker,
+  // why it ended, as its agent reported (TREEWARDEN_OUTCOME_FILE): context_overflow, or null
+  endReason: r.endReason ?? null,
 });
 
 export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {

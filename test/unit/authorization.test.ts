@@ -39,6 +39,7 @@ const EXPECTED: Record<Action, { run: Reach[]; watchdogRun: Reach[] }> = {
   'watchdog.manage': { run: NONE, watchdogRun: NONE },
   'hold.manage': { run: NONE, watchdogRun: NONE },
   'blocker.resolve': { run: NONE, watchdogRun: NONE },
+  'webhook.manage': { run: NONE, watchdogRun: NONE },
   'issue.create': { run: OWN_OR_SCOPE, watchdogRun: ['scope'] },
   'issue.update': { run: OWN_OR_SCOPE, watchdogRun: OWN_OR_SCOPE },
   'issue.comment': { run: OWN_OR_SCOPE, watchdogRun: OWN_OR_SCOPE },

@@ -1,0 +1,211 @@
+/**
+ * Quiet notifications (seed 003 P1): which recorded facts notify, under which dedupe key, and how a
+ * delivery is signed. Pure: services/notifications.ts reads and writes, this decides.
+ *
+ * Only three event families notify; every other write (comments, renames, findings, wakes,
+ * bookkeeping) is silent by construction, because the mapping below knows nothing else.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+export const NOTIFICATION_EVENTS = ['phase_start', 'new_blocker', 'terminal_result'] as const;
+export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
+
+/** What exactly happened, inside its family. */
+export type NotificationKind =
+  | 'issue_in_progress'
+  | 'tree_paused'
+  | 'tree_released'
+  | 'execution_blocker_created'
+  | 'watchdog_stopped'
+  | 'run_finished'
+  | 'issue_done'
+  | 'issue_cancelled';
+
+export interface NotificationFact {
+  event: NotificationEvent;
+  kind: NotificationKind;
+  /** the entity the fact is about, `<kind>:<id>` */
+  subject: string;
+  /** which state of the subject: the same (subject, stateVersion, hash) is the same fact */
+  stateVersion: string;
+  issueId: string | null;
+  data: Record<string, unknown>;
+}
+
+/** An audit record as services/activity-log.ts writes it: the one place every fact passes through. */
+export interface RecordedWrite {
+  action: string;
+  entityType: string;
+  entityId: string;
+  details: Record<string, unknown>;
+  /** the audit record's own id: the state version of a fact that can recur (an issue done, reopened, done) */
+  recordId: string;
+}
+
+const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+
+/** The notification a recorded write makes, or null: most writes make none. */
+export function notificationFor(write: RecordedWrite): NotificationFact | null {
+  const { action, entityId, details } = write;
+  switch (action) {
+    case 'issue.created':
+      // created straight into in_progress: its phase starts now
+      return details.status === 'in_progress' ? issuePhaseStart(entityId, null) : null;
+    case 'issue.updated': {
+      const changes = (details.changes ?? {}) as { status?: unknown };
+      const previous = str(details.previousStatus);
+      const status = str(changes.status);
+      if (!status || status === previous) return null;
+      if (status === 'in_progress') return issuePhaseStart(entityId, previous);
+      if (status === 'done' || status === 'cancelled') {
+        return {
+          event: 'terminal_result',
+          kind: status === 'done' ? 'issue_done' : 'issue_cancelled',
+          subject: `issue:${entityId}`,
+          // done → todo → done is two results; a retried PATCH (done → done) is none
+          stateVersion: write.recordId,
+          issueId: entityId,
+          data: { issueId: entityId, status, previousStatus: previous },
+        };
+      }
+      return null;
+    }
+    case 'issue.tree_hold_created':
+    case 'issue.tree_hold_released': {
+      const holdId = str(details.holdId);
+      if (!holdId) return null;
+      const paused = action === 'issue.tree_hold_created';
+      return {
+        event: 'phase_start',
+        kind: paused ? 'tree_paused' : 'tree_released',
+        subject: `tree-hold:${holdId}`,
+        stateVersion: paused ? 'paused' : 'released',
+        issueId: entityId,
+        data: { holdId, rootIssueId: entityId, ...(paused ? { reason: details.reason ?? null } : { wakeAgents: details.wakeAgents ?? false }) },
+      };
+    }
+    case 'execution_blocker.created': {
+      const blockerId = str(details.blockerId);
+      if (!blockerId) return null;
+      return {
+        event: 'new_blocker',
+        kind: 'execution_blocker_created',
+        subject: `execution-blocker:${blockerId}`,
+        stateVersion: 'active',
+        issueId: str(details.issueId),
+        data: { blockerId, issueId: details.issueId ?? null, runId: entityId, cause: details.cause ?? null, nextAction: details.nextAction ?? null },
+      };
+    }
+    case 'issue.task_watchdog_triggered': {
+      const watchdogId = str(details.watchdogId);
+      const fingerprint = str(details.stopFingerprint);
+      if (!watchdogId || !fingerprint) return null;
+      return {
+        event: 'new_blocker',
+        kind: 'watchdog_stopped',
+        subject: `task-watchdog:${watchdogId}`,
+        // one per stop fingerprint, like the watchdog's own wake
+        stateVersion: fingerprint,
+        issueId: entityId,
+        data: { watchdogId, watchedIssueId: entityId, fingerprint, reviewIssueId: details.reviewIssueId ?? null, stoppedLeafIds: details.stoppedLeaves ?? [] },
+      };
+    }
+    default: {
+      const finished = /^run\.(succeeded|failed|cancelled|timed_out)$/.exec(action);
+      if (!finished || write.entityType !== 'run') return null;
+      return {
+        event: 'terminal_result',
+        kind: 'run_finished',
+        subject: `run:${entityId}`,
+        // a run settles once: its terminal status is its last state
+        stateVersion: 'terminal',
+        issueId: str(details.issueId),
+        data: { runId: entityId, issueId: details.issueId ?? null, status: finished[1], stopKind: details.stopKind ?? null },
+      };
+    }
+  }
+}
+
+function issuePhaseStart(issueId: string, previousStatus: string | null): NotificationFact {
+  return {
+    event: 'phase_start',
+    kind: 'issue_in_progress',
+    subject: `issue:${issueId}`,
+    // "for the first time": one state version for every entry into in_progress, so only the first notifies
+    stateVersion: 'in_progress',
+    issueId,
+    data: { issueId, previousStatus },
+  };
+}
+
+/** The fact's hash, the third part of its dedupe key: what happened, not when it was recorded. */
+export function notificationHash(fact: Pick<NotificationFact, 'event' | 'kind' | 'subject' | 'stateVersion'>): string {
+  return createHash('sha256').update(JSON.stringify([fact.event, fact.kind, fact.subject, fact.stateVersion])).digest('hex');
+}
+
+/** Header names of a delivery (documented in the README). */
+export const WEBHOOK_HEADERS = {
+  delivery: 'treewarden-delivery',
+  event: 'treewarden-event',
+  timestamp: 'treewarden-timestamp',
+  signature: 'treewarden-signature',
+} as const;
+
+/**
+ * `v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`: the timestamp is signed with the body, so a
+ * receiver that refuses old timestamps refuses replays, and nobody can re-date a captured body.
+ */
+export function signWebhook(secret: string, timestampSeconds: number, body: string): string {
+  return `v1=${createHmac('sha256', secret).update(`${timestampSeconds}.${body}`).digest('hex')}`;
+}
+
+/** The receiver's check: the signature matches and the timestamp is within `toleranceSeconds` of `nowSeconds`. */
+export function verifyWebhook(secret: string, headers: { timestamp: string; signature: string }, body: string, nowSeconds: number, toleranceSeconds = 300): boolean {
+  const timestamp = Number(headers.timestamp);
+  if (!Number.isInteger(timestamp) || Math.abs(nowSeconds - timestamp) > toleranceSeconds) return false;
+  const expected = Buffer.from(signWebhook(secret, timestamp, body));
+  const given = Buffer.from(headers.signature);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+/**
+ * Addresses a webhook must not reach unless configured (SSRF): loopback, private, link-local (cloud
+ * metadata), carrier-grade NAT, unspecified, multicast and reserved ranges, IPv4-mapped IPv6 included.
+ */
+export function isPrivateAddress(ip: string): boolean {
+  const lower = ip.toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (mapped) return isPrivateAddress(mapped[1]);
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(lower);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return (
+      a === 0 || a === 10 || a === 127 || a >= 224 ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 192 && b === 0 && Number(v4[3]) === 0) ||
+      (a === 198 && (b === 18 || b === 19))
+    );
+  }
+  if (lower === '::' || lower === '::1') return true;
+  const first = parseInt(lower.split(':')[0] || '0', 16);
+  // fc00::/7 unique local, fe80::/10 link-local, ff00::/8 multicast
+  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xff00) === 0xff00;
+}
+
+/** A webhook URL must be http(s) with a host, and carry no credentials (they would leak into logs). */
+export function webhookUrlProblem(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'url: must be an absolute http(s) URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `url: must be http or https, not ${url.protocol.replace(/:$/, '')}`;
+  if (!url.hostname) return 'url: must name a host';
+  if (url.username || url.password) return 'url: must not carry credentials';
+  return null;
+}
+
