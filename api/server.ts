@@ -6,12 +6,14 @@ import { AppError, httpStatusOf, type ErrorCode } from '../domain/errors';
 import type { Deps } from '../services/deps';
 import { WakeDispatchError } from '../services/wakes';
 import { authenticate } from './auth';
+import { consolePlugin } from './console/routes';
 import { isPublicRoute, registerOpenApi } from './openapi';
 import { registerCoreRoutes } from './routes/core';
 import { registerExecutionBlockerRoutes } from './routes/execution-blockers';
 import { registerHoldRoutes } from './routes/holds';
 import { registerHostRoutes } from './routes/hosts';
 import { registerSupervisionRoutes } from './routes/supervision';
+import { registerViewRoutes } from './routes/views';
 import { registerWatchdogRoutes } from './routes/watchdogs';
 
 declare module 'fastify' {
@@ -85,7 +87,9 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
     registerSupervisionRoutes(api, deps);
     registerExecutionBlockerRoutes(api, deps);
     registerHostRoutes(api, deps);
+    registerViewRoutes(api, deps);
   });
+  void app.register(consolePlugin(app, deps));
   return app;
 }
 
