@@ -26,7 +26,7 @@ export interface TreeNode {
   heldBy: string[];
   watchdog: { id: string; lastState: string | null; triggerCount: number } | null;
   blockers: { id: string; runId: string | null; nextAction: string }[];
-  /** null when not expanded in this answer */
+  /** null when not expanded in this answer ([] for a leaf) */
   children: TreeNode[] | null;
   /** children not listed here (past the page) */
   moreChildren: number;
@@ -62,7 +62,8 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
       heldBy: [...(heldAbove.get(row.id) ?? []), ...rooted.map((h) => h.id)],
       watchdog: watchdog ? { id: watchdog.id, lastState: (watchdog.lastEvaluation as { state?: string } | null)?.state ?? null, triggerCount: watchdog.triggerCount } : null,
       blockers: blockers.filter((b) => b.issueId === row.id).map((b) => ({ id: b.id, runId: b.runId, nextAction: b.nextAction })),
-      children: null,
+      // a leaf's children are known: none
+      children: row._count.children === 0 ? [] : null,
       moreChildren: 0,
     };
   });
@@ -95,7 +96,6 @@ export async function treeView(db: Db, companyId: string, issueId: string, optio
       at += rows[i].length;
       p.moreChildren = Math.max(0, p.childCount - (d === 0 ? options.offset : 0) - p.children.length);
     });
-    for (const n of level) if (n.childCount === 0) n.children = [];
     listed += children.length;
     level = children;
   }
