@@ -110,6 +110,22 @@ test('the company page lists a seeded tree; the tree page expands it level by le
   await context.close();
 });
 
+test('a 2,000-node subtree stays usable: one page of children is rendered, the rest on request', async () => {
+  const root = await acme.issue({ title: 'Big migration' });
+  // written directly: 2,000 API calls would only slow the test, the page reads the same rows
+  await h.services.db.issue.createMany({ data: Array.from({ length: 2_000 }, (_, i) => ({ companyId: acme.companyId, parentId: root.id, title: `shard ${String(i).padStart(4, '0')}` })) });
+  const { context, page } = await signedIn(acme.token);
+  await page.goto(`/ui/issues/${root.id}`);
+  const items = page.locator(`#node-${root.id} > details > ul > li[role=treeitem]`);
+  expect(await items.count()).toBe(200);
+  await page.getByRole('button', { name: 'Show 1800 more' }).click();
+  await page.getByRole('button', { name: 'Show 1600 more' }).waitFor();
+  expect(await items.count()).toBe(400);
+  // the second page continues the first: 400 different issues
+  expect(new Set(await items.evaluateAll((lis) => lis.map((li) => li.getAttribute('aria-label')))).size).toBe(400);
+  await context.close();
+});
+
 test('pausing from the tree page turns the live run cancelled without a reload; releasing shows its resume', async () => {
   const marker = `/tmp/tw-console-${randomBytes(6).toString('hex')}`;
   const agent = await acme.agent({ type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] } });
