@@ -233,6 +233,11 @@ test('a state-changing request without the CSRF token is refused and changes not
   expect((await refused.json()).error.message).toContain('CSRF');
   expect(await h.services.db.treeHold.count({ where: { rootIssueId: issue.id } })).toBe(0);
 
+  // nor can another site sign a browser in (login CSRF)
+  const foreign = await fetch(`${h.apiUrl}/ui/sign-in`, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${acme.token}`, redirect: 'manual' });
+  expect(foreign.status).toBe(403);
+  expect(foreign.headers.get('set-cookie')).toBeNull();
+
   const [cookie] = (await context.cookies()).filter((c) => c.name === 'tw_session');
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(/\/ui\/sign-in$/);

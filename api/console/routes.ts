@@ -17,7 +17,7 @@ import type { ZodTypeProvider } from '../openapi';
 import { idParams } from '../validation';
 import { layoutProcessTree } from './graph';
 import { helpers, render } from './render';
-import { assertCsrf, sessionOf, setSessionCookie, signIn, signOut, type ConsoleSession } from './session';
+import { assertCsrf, assertSameOrigin, sessionOf, setSessionCookie, signIn, signOut, type ConsoleSession } from './session';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -53,6 +53,8 @@ export function consolePlugin(root: FastifyInstance, deps: Deps) {
       route.schema = { ...(route.schema ?? {}), hide: true };
     });
     await app.register(helmet, {
+      // same-origin: the console's own form posts carry their Origin (no-referrer would send "null")
+      referrerPolicy: { policy: 'same-origin' },
       contentSecurityPolicy: {
         // served over plain http on a workstation too: no upgrade of the page's own requests
         directives: { 'upgrade-insecure-requests': null, 'script-src': ["'self'"], 'img-src': ["'self'", 'data:'] },
@@ -100,6 +102,7 @@ export function consolePlugin(root: FastifyInstance, deps: Deps) {
 
     api.get(SIGN_IN, async (request, reply) => page(reply, request, 'sign-in', { title: 'Sign in', error: null }));
     api.post(SIGN_IN, { schema: { body: form({ token: z.string().max(200).default('') }) } }, async (request, reply) => {
+      assertSameOrigin(request);
       try {
         const created = await signIn(deps, request.body.token);
         setSessionCookie(reply, request, created.secret);

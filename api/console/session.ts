@@ -62,6 +62,20 @@ export function setSessionCookie(reply: FastifyReply, request: FastifyRequest, s
   else reply.setCookie(SESSION_COOKIE, secret, { ...options, maxAge: SESSION_TTL_MS / 1000 });
 }
 
+/** Sign-in has no session to bind a token to: a browser's Origin must be this server (no login CSRF). */
+export function assertSameOrigin(request: FastifyRequest): void {
+  const origin = request.headers.origin;
+  if (origin === undefined) return; // not a browser form post (curl, scripts)
+  // "null": a sandboxed or no-referrer page elsewhere; the console's pages send their origin
+  let host: string | null = null;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    host = null;
+  }
+  if (host !== request.headers.host) throw new AppError('forbidden', `sign-in from another origin (${origin}) is refused`);
+}
+
 /** State-changing requests: the header (htmx) or the form field (plain forms) must carry the session's token. */
 export function assertCsrf(request: FastifyRequest, session: ConsoleSession): void {
   const header = request.headers[CSRF_HEADER];
