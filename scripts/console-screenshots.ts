@@ -17,15 +17,13 @@ import { parseConfig } from '../domain/config';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { createWorker } from '../workers/create-worker';
 import { connectServices } from '../workers/runtime';
-import { ensureChromium } from './provision/chromium';
+import { CHROMIUM_ARGS, ensureChromium } from './provision/chromium';
 import { startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
 import { startDevServer } from './provision/temporal';
 
 const root = resolve(__dirname, '..');
 const DOCS = join(root, 'docs');
-/** Chromium as root in a container needs --no-sandbox (as the browser tests pass). */
-const CHROMIUM_ARGS = ['--no-sandbox'];
 const say = (line: string) => process.stdout.write(`[screenshots] ${line}\n`);
 
 async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>): Promise<T> {

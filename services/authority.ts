@@ -3,12 +3,12 @@
  * token's own work, then refuses (403, or 404 across companies) before anything is written. Also
  * the watchdog contract's finer rules (seed 000, "Authority contract") on status moves.
  */
-import type { Tx } from '../db/prisma';
+import { Prisma, type Tx } from '../db/prisma';
 import type { Actor, WatchdogScope } from '../domain/actor';
 import { authorize, type Action, type Reach } from '../domain/authorization';
 import { AppError } from '../domain/errors';
 import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
-import { MAX_TREE_DEPTH } from './tree';
+import { treeWalk } from './tree-walk';
 
 export type WatchdogActor = Extract<Actor, { kind: 'run' }> & { watchdog: WatchdogScope };
 
@@ -53,12 +53,7 @@ export async function issueReach(tx: Tx, actor: Extract<Actor, { kind: 'run' }>,
 /** True when the issue is the root or a descendant of it, not under a task_watchdog branch. */
 async function below(tx: Tx, rootId: string, issueId: string): Promise<boolean> {
   const path = await tx.$queryRaw<{ id: string; originKind: string }[]>`
-    WITH RECURSIVE up AS (
-      SELECT id, "parentId", "originKind", 1 AS depth FROM "Issue" WHERE id = ${issueId}::uuid
-      UNION ALL
-      SELECT i.id, i."parentId", i."originKind", up.depth + 1 FROM "Issue" i JOIN up ON i.id = up."parentId"
-      WHERE up.id <> ${rootId}::uuid AND up.depth < ${MAX_TREE_DEPTH}
-    )
+    WITH RECURSIVE ${treeWalk({ name: 'up', direction: 'up', from: Prisma.sql`FROM "Issue" i WHERE i.id = ${issueId}::uuid`, columns: ['originKind'], stopAfter: Prisma.sql`w.id = ${rootId}::uuid` })}
     SELECT id::text, "originKind" FROM up ORDER BY depth`;
   const rootIndex = path.findIndex((p) => p.id === rootId);
   return rootIndex !== -1 && !path.slice(0, rootIndex).some((p) => p.originKind === TASK_WATCHDOG_ORIGIN);

@@ -22,7 +22,7 @@ export class HoldNotActiveError extends Error {
 
 export async function createHold(deps: Deps, rootIssueId: string, reason: string | null, actor: Actor & { companyId: string }) {
   const hold = await deps.db.$transaction(async (tx) => {
-    await lockCompanyScheduling(tx, actor.companyId);
+    await lockCompanyScheduling(tx, actor.companyId, 'hold');
     const created = await tx.treeHold.create({ data: { companyId: actor.companyId, rootIssueId, reason } });
     await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.tree_hold_created', entityType: 'issue', entityId: rootIssueId, details: { holdId: created.id, reason } });
     return created;
@@ -39,7 +39,7 @@ export async function applyPause(deps: Deps, holdId: string) {
   if (!hold.appliedAt && hold.status === 'active') {
     await deps.db.$transaction(
       async (tx) => {
-        await lockCompanyScheduling(tx, hold.companyId);
+        await lockCompanyScheduling(tx, hold.companyId, 'hold');
         const nodes = await subtree(tx, hold.rootIssueId);
         const ids = nodes.map((n) => n.id);
         const [issues, liveRuns] = await Promise.all([

@@ -1,11 +1,12 @@
 /** At-most-once re-dispatch of work a pause interrupted (seed 002, "What Changed"). */
+import { Prisma } from '../db/prisma';
 import { decideResume, type ResumeDecision } from '../domain/resume';
 import { isInvokable, isTerminalRunStatus, type AgentStatus, type RunStatus } from '../domain/statuses';
 import { logActivity } from './activity-log';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from './concurrency';
 import type { Deps } from './deps';
-import { MAX_TREE_DEPTH } from './tree';
-import { createWake, dispatchWake, WakeDispatchError } from './wakes';
+import { treeWalk } from './tree-walk';
+import { claimWakeForRun, createWake, startClaimedRun, WakeDispatchError, type RunClaim } from './wakes';
 
 export interface ResumeReport {
   resumed: { issueId: string; runId: string }[];
@@ -65,11 +66,7 @@ async function decideAll(deps: Deps, runIds: string[]): Promise<Decided[]> {
   if (runIds.length === 0) return [];
   const rows = await deps.db.$queryRaw<ResumeFactsRow[]>`
     WITH RECURSIVE target AS (SELECT * FROM "Run" WHERE id = ANY(${runIds}::uuid[])),
-    up AS (
-      SELECT target.id AS "runId", i.id, i."parentId", 1 AS depth FROM target JOIN "Issue" i ON i.id = target."issueId"
-      UNION ALL
-      SELECT up."runId", i.id, i."parentId", up.depth + 1 FROM "Issue" i JOIN up ON i.id = up."parentId" WHERE up.depth < ${MAX_TREE_DEPTH}
-    )
+    ${treeWalk({ name: 'up', direction: 'up', from: Prisma.sql`FROM target JOIN "Issue" i ON i.id = target."issueId"`, carry: { runId: Prisma.sql`target.id` } })}
     SELECT t.id::text AS "runId", t."issueId"::text AS "issueId", t."companyId"::text AS "companyId", t."agentId"::text AS "agentId",
       t.status::text AS status, t."stopKind", t."stoppedByHoldId"::text AS "stoppedByHoldId", t."adapterEntered",
       CASE WHEN t."stopResult"->>'outcome' = 'preserved' THEN t."stopResult"->'checkpoint' END AS checkpoint,
@@ -126,8 +123,8 @@ export async function resumeEachIfOwed(deps: Deps, runIds: string[], report: Res
 
 /**
  * Examines one interrupted run and, when owed, claims and dispatches its single resume.
- * The claim row (keyed on the run) and the wake are written in one transaction; a failed
- * dispatch deletes the claim again so a later release or settlement can retry.
+ * The claim row (keyed on the run), the wake and the resumed run are written in one transaction;
+ * a workflow start that fails deletes the claim again so a later release or settlement can retry.
  */
 export async function resumeIfOwed(deps: Deps, interruptedRunId: string, report: ResumeReport, releasingHoldId?: string): Promise<void> {
   const [decided] = await decideAll(deps, [interruptedRunId]);
@@ -156,20 +153,13 @@ async function actOn(deps: Deps, { decision, runId: interruptedRunId, issueId, c
     case 'owed':
       break;
   }
-  let wakeId: string;
+  const holdOfClaim = releasingHoldId ?? holdId;
+  let claimed: { wakeId: string; claim: RunClaim };
   try {
-    wakeId = await deps.db.$transaction(async (tx) => {
-      const { wake } = await createWake(tx, {
-        companyId,
-        agentId,
-        issueId,
-        reason: 'issue_tree_resumed',
-        context: { holdId: releasingHoldId ?? holdId, interruptedRunId, ...continuation },
-      });
-      const { count } = await tx.resumeClaim.createMany({
-        data: [{ interruptedRunId, holdId: releasingHoldId ?? holdId ?? '', wakeRequestId: wake.id }],
-        skipDuplicates: true,
-      });
+    // the claim, its wake and the resumed run commit together: one transaction per member (was two, bench scenario 5)
+    claimed = await deps.db.$transaction(async (tx) => {
+      const { wake } = await createWake(tx, { companyId, agentId, issueId, reason: 'issue_tree_resumed', context: { holdId: holdOfClaim, interruptedRunId, ...continuation } });
+      const { count } = await tx.resumeClaim.createMany({ data: [{ interruptedRunId, holdId: holdOfClaim ?? '', wakeRequestId: wake.id }], skipDuplicates: true });
       if (count === 0) throw new AlreadyClaimed();
       await logActivity(tx, {
         companyId,
@@ -177,25 +167,30 @@ async function actOn(deps: Deps, { decision, runId: interruptedRunId, issueId, c
         action: 'issue.tree_resume_claimed',
         entityType: 'issue',
         entityId: issueId,
-        details: { interruptedRunId, wakeRequestId: wake.id, holdId: releasingHoldId ?? holdId },
+        details: { interruptedRunId, wakeRequestId: wake.id, holdId: holdOfClaim },
       });
-      return wake.id;
+      const claim = await claimWakeForRun(tx, wake.id, companyId);
+      // not dispatchable now (a new hold, an agent paused meanwhile): none of this resume stays, a later release retries
+      if (claim.kind !== 'dispatched') throw new WakeDispatchError(wake.id, claim.kind === 'skipped' ? claim.reason : claim.kind);
+      return { wakeId: wake.id, claim };
     });
   } catch (error) {
     if (error instanceof AlreadyClaimed) return;
-    throw error;
+    if (!(error instanceof WakeDispatchError)) throw error;
+    report.wakeFailures.push({ issueId, message: error.message });
+    return;
   }
   try {
-    const outcome = await dispatchWake(deps, wakeId);
+    const outcome = await startClaimedRun(deps, claimed.wakeId, claimed.claim);
     if (outcome.kind === 'dispatched') report.resumed.push({ issueId, runId: outcome.runId });
-    else throw new WakeDispatchError(wakeId, outcome.kind === 'skipped' ? outcome.reason : outcome.kind);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    if (!(error instanceof WakeDispatchError)) throw error;
+    // Temporal refused the workflow after the commit: the claim goes, so a later release or settlement can retry
     await deps.db.$transaction([
-      deps.db.resumeClaim.deleteMany({ where: { interruptedRunId, wakeRequestId: wakeId } }),
-      deps.db.wakeRequest.updateMany({ where: { id: wakeId, status: 'queued' }, data: { status: 'cancelled', skipReason: message } }),
+      deps.db.resumeClaim.deleteMany({ where: { interruptedRunId, wakeRequestId: claimed.wakeId } }),
+      deps.db.wakeRequest.updateMany({ where: { id: claimed.wakeId, status: 'queued' }, data: { status: 'cancelled', skipReason: error.message } }),
     ]);
-    report.wakeFailures.push({ issueId, message });
+    report.wakeFailures.push({ issueId, message: error.message });
   }
 }
 

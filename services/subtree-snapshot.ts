@@ -4,8 +4,9 @@
  * correlated probes per node (50,000 on a 10,000-issue tree; bench scenario 1).
  */
 import { Prisma, type Db } from '../db/prisma';
-import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
+import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import { MAX_WATCHDOG_DEPTH, type SubtreeNode } from '../domain/watchdog';
+import { treeWalk } from './tree-walk';
 
 /** What an evaluation reads of its watchdog. */
 export interface WatchdogSnapshot {
@@ -36,15 +37,16 @@ export interface EvaluationInput {
  */
 function walkWithFacts(root: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    t AS (
-      SELECT id, "parentId", status, "assigneeAgentId", "createdAt", 1 AS depth FROM "Issue" WHERE id = ${root}
-      UNION ALL
-      SELECT i.id, i."parentId", i.status, i."assigneeAgentId", i."createdAt", t.depth + 1
-      FROM "Issue" i JOIN t ON i."parentId" = t.id
-      WHERE i."originKind" <> ${TASK_WATCHDOG_ORIGIN} AND t.depth <= ${MAX_WATCHDOG_DEPTH}
-    ),
+    ${treeWalk({
+      name: 't',
+      direction: 'down',
+      from: Prisma.sql`FROM "Issue" i WHERE i.id = ${root}`,
+      columns: ['status', 'assigneeAgentId', 'createdAt'],
+      enterIf: Prisma.sql`i."originKind" <> ${TASK_WATCHDOG_ORIGIN}`,
+      maxDepth: MAX_WATCHDOG_DEPTH + 1,
+    })},
     runs AS (
-      SELECT "issueId", bool_or(status IN ('queued', 'running', 'scheduled_retry')) AS live
+      SELECT "issueId", bool_or(status::text = ANY(${LIVE_RUN_STATUSES}::text[])) AS live
       FROM "Run" WHERE "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
     ),
     wakes AS (SELECT DISTINCT "issueId" FROM "WakeRequest" WHERE status = 'queued' AND "issueId" IN (SELECT id FROM t)),

@@ -1,17 +1,13 @@
-/** Tree queries over Issue.parentId. Walks are bounded at 100 levels (the start is level 1). */
-import type { Tx } from '../db/prisma';
+/** Tree queries over Issue.parentId, built from the one bounded walk of `tree-walk.ts`. */
+import { Prisma, type Tx } from '../db/prisma';
+import { treeWalk } from './tree-walk';
 
-export const MAX_TREE_DEPTH = 100;
+const fromIssue = (issueId: string) => Prisma.sql`FROM "Issue" i WHERE i.id = ${issueId}::uuid`;
 
 /** The issue itself and its ancestors, nearest first. */
 export async function ancestorIds(tx: Tx, issueId: string): Promise<string[]> {
   const rows = await tx.$queryRaw<{ id: string }[]>`
-    WITH RECURSIVE up AS (
-      SELECT id, "parentId", 1 AS depth FROM "Issue" WHERE id = ${issueId}::uuid
-      UNION ALL
-      SELECT i.id, i."parentId", up.depth + 1 FROM "Issue" i JOIN up ON i.id = up."parentId"
-      WHERE up.depth < ${MAX_TREE_DEPTH}
-    )
+    WITH RECURSIVE ${treeWalk({ name: 'up', direction: 'up', from: fromIssue(issueId) })}
     SELECT id::text FROM up ORDER BY depth`;
   return rows.map((r) => r.id);
 }
@@ -22,13 +18,8 @@ export async function subtree(
   rootId: string,
 ): Promise<{ id: string; parentId: string | null; depth: number }[]> {
   return tx.$queryRaw`
-    WITH RECURSIVE down AS (
-      SELECT id, "parentId", 0 AS depth FROM "Issue" WHERE id = ${rootId}::uuid
-      UNION ALL
-      SELECT i.id, i."parentId", down.depth + 1 FROM "Issue" i JOIN down ON i."parentId" = down.id
-      WHERE down.depth < ${MAX_TREE_DEPTH - 1}
-    )
-    SELECT id::text, "parentId"::text, depth FROM down ORDER BY depth, id`;
+    WITH RECURSIVE ${treeWalk({ name: 'down', direction: 'down', from: fromIssue(rootId) })}
+    SELECT id::text, "parentId"::text, depth - 1 AS depth FROM down ORDER BY depth, id`;
 }
 
 /** Active pause holds rooted at the issue or one of its ancestors. */
@@ -50,19 +41,20 @@ export async function watchdogsAbove(tx: Tx, issueIds: string[]): Promise<{ id: 
   const unique = [...new Set(issueIds)];
   if (unique.length === 0) return [];
   const rows = await tx.$queryRaw<{ id: string; companyId: string; issueId: string; title: string }[]>`
-    WITH RECURSIVE up AS (
-      SELECT id, "parentId", 1 AS depth FROM "Issue" WHERE id = ANY(${unique}::uuid[])
-      UNION
-      SELECT i.id, i."parentId", up.depth + 1 FROM "Issue" i JOIN up ON i.id = up."parentId"
-      WHERE up.depth < ${MAX_TREE_DEPTH}
-    )
+    WITH RECURSIVE ${treeWalk({ name: 'up', direction: 'up', from: Prisma.sql`FROM "Issue" i WHERE i.id = ANY(${unique}::uuid[])`, distinct: true })}
     SELECT w.id::text, w."companyId"::text, w."issueId"::text, i.title
     FROM "Watchdog" w JOIN "Issue" i ON i.id = w."issueId"
     WHERE w."activeIssueId" IN (SELECT id FROM up)`;
   return rows.map(({ title, ...watchdog }) => ({ ...watchdog, issue: { title } }));
 }
 
-/** Serialises wake dispatch against hold creation within one company. */
-export async function lockCompanyScheduling(tx: Tx, companyId: string): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${companyId}))`;
+/**
+ * Serialises wake dispatch against hold creation within one company. A hold takes the lock exclusively, so its pause
+ * sees every run dispatched before it and every later dispatch sees the hold. Dispatches share it: they never
+ * conflict with one another (the wake row lock settles two dispatches of one wake), and an exclusive lock made a
+ * release's fan-out run one member at a time (bench scenario 5).
+ */
+export async function lockCompanyScheduling(tx: Tx, companyId: string, mode: 'hold' | 'dispatch'): Promise<void> {
+  if (mode === 'hold') await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${companyId}))`;
+  else await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(hashtext(${companyId}))`;
 }

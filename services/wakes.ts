@@ -38,51 +38,69 @@ export type DispatchOutcome =
   | { kind: 'skipped'; reason: string }
   | { kind: 'not_queued' };
 
+/** A queued wake turned into a queued run inside a transaction; its workflow is not started yet. */
+export type RunClaim =
+  | { kind: 'dispatched'; runId: string; title: string; companyId: string; issueId: string }
+  | Exclude<DispatchOutcome, { kind: 'dispatched' }>;
+
 /**
- * Turns a queued wake into a queued run (in one transaction, under the company scheduling
- * lock so a pause cannot miss it) and starts its workflow. A wake under an active hold stays
- * queued: deferred, not lost; the release dispatches it.
+ * Inside the caller's transaction, turns a queued wake into a queued run under the company scheduling lock, so a
+ * pause cannot miss it. A wake under an active hold stays queued: deferred, not lost; the release dispatches it.
  */
-export async function dispatchWake(deps: Deps, wakeId: string): Promise<DispatchOutcome> {
-  const outcome = await deps.db.$transaction(async (tx) => {
-    const wake = await tx.wakeRequest.findUniqueOrThrow({ where: { id: wakeId } });
-    await lockCompanyScheduling(tx, wake.companyId);
-    const current = await tx.wakeRequest.findUniqueOrThrow({ where: { id: wakeId }, include: { agent: true, issue: true } });
-    if (current.status !== 'queued') return { kind: 'not_queued' as const };
-    if (!isInvokable(current.agent.status)) {
-      await tx.wakeRequest.update({ where: { id: wakeId }, data: { status: 'skipped', skipReason: `agent ${current.agent.status}` } });
-      return { kind: 'skipped' as const, reason: `agent is ${current.agent.status}` };
-    }
-    const holds = await activeHoldsCovering(tx, current.issueId);
-    if (holds.length > 0) return { kind: 'deferred' as const, holdIds: holds.map((h) => h.id) };
-    const run = await tx.run.create({
-      data: {
-        companyId: current.companyId,
-        issueId: current.issueId,
-        agentId: current.agentId,
-        wakeRequestId: current.id,
-        wakeReason: current.reason,
-        context: current.context as object,
-      },
-    });
-    await tx.wakeRequest.update({ where: { id: wakeId }, data: { status: 'claimed', runId: run.id, claimedAt: new Date() } });
-    return { kind: 'dispatched' as const, runId: run.id, title: current.issue.title, companyId: current.companyId, issueId: current.issueId };
+export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string): Promise<RunClaim> {
+  await lockCompanyScheduling(tx, companyId, 'dispatch');
+  // after the company lock, never before it: a pause holding that lock updates wake rows
+  await tx.$executeRaw`SELECT 1 FROM "WakeRequest" WHERE id = ${wakeId}::uuid FOR UPDATE`;
+  const current = await tx.wakeRequest.findUniqueOrThrow({ where: { id: wakeId }, include: { agent: true, issue: true } });
+  if (current.status !== 'queued') return { kind: 'not_queued' };
+  if (!isInvokable(current.agent.status)) {
+    await tx.wakeRequest.update({ where: { id: wakeId }, data: { status: 'skipped', skipReason: `agent ${current.agent.status}` } });
+    return { kind: 'skipped', reason: `agent is ${current.agent.status}` };
+  }
+  const holds = await activeHoldsCovering(tx, current.issueId);
+  if (holds.length > 0) return { kind: 'deferred', holdIds: holds.map((h) => h.id) };
+  const run = await tx.run.create({
+    data: {
+      companyId: current.companyId,
+      issueId: current.issueId,
+      agentId: current.agentId,
+      wakeRequestId: current.id,
+      wakeReason: current.reason,
+      context: current.context as object,
+    },
   });
-  if (outcome.kind !== 'dispatched') return outcome;
+  await tx.wakeRequest.update({ where: { id: wakeId }, data: { status: 'claimed', runId: run.id, claimedAt: new Date() } });
+  return { kind: 'dispatched', runId: run.id, title: current.issue.title, companyId: current.companyId, issueId: current.issueId };
+}
+
+/**
+ * Starts the workflow of a run claimed by {@link claimWakeForRun}, after its transaction committed. When Temporal
+ * refuses, nothing stays half-done: the run never existed for Temporal, so its row goes (one interrupted task never
+ * shows two resumed runs), and the wake is queued again.
+ */
+export async function startClaimedRun(deps: Deps, wakeId: string, claim: RunClaim): Promise<DispatchOutcome> {
+  if (claim.kind !== 'dispatched') return claim;
   try {
-    await deps.orchestrator.startRun({ runId: outcome.runId, companyId: outcome.companyId, issueId: outcome.issueId, title: outcome.title });
+    await deps.orchestrator.startRun({ runId: claim.runId, companyId: claim.companyId, issueId: claim.issueId, title: claim.title });
   } catch (error) {
-    // Compensate so nothing is half-done: the run never existed for Temporal, so its row goes
-    // (one interrupted task never shows two resumed runs), and the wake is queued again.
     const message = error instanceof Error ? error.message : String(error);
-    deps.log.warn({ wakeId, runId: outcome.runId, err: error }, 'run workflow could not be started; the wake is queued again');
+    deps.log.warn({ wakeId, runId: claim.runId, err: error }, 'run workflow could not be started; the wake is queued again');
     await deps.db.$transaction([
       deps.db.wakeRequest.update({ where: { id: wakeId }, data: { status: 'queued', runId: null, claimedAt: null } }),
-      deps.db.run.delete({ where: { id: outcome.runId } }),
+      deps.db.run.delete({ where: { id: claim.runId } }),
     ]);
     throw new WakeDispatchError(wakeId, message);
   }
-  return { kind: 'dispatched', runId: outcome.runId };
+  return { kind: 'dispatched', runId: claim.runId };
+}
+
+/** Turns a queued wake into a queued run and starts its workflow. */
+export async function dispatchWake(deps: Deps, wakeId: string): Promise<DispatchOutcome> {
+  const claim = await deps.db.$transaction(async (tx) => {
+    const { companyId } = await tx.wakeRequest.findUniqueOrThrow({ where: { id: wakeId }, select: { companyId: true } });
+    return claimWakeForRun(tx, wakeId, companyId);
+  });
+  return startClaimedRun(deps, wakeId, claim);
 }
 
 /** The run workflow could not be started; the wake is queued again and can be retried. */

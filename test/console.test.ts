@@ -11,15 +11,13 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { hashToken } from '../domain/tokens';
-import { ensureChromium } from '../scripts/provision/chromium';
+import { CHROMIUM_ARGS, ensureChromium } from '../scripts/provision/chromium';
 import { runFiles } from '../services/run-files';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
 
 const SHOTS = resolve(__dirname, '..', '.tmp', 'console-screenshots');
-/** Chromium as root in a container needs --no-sandbox (the Temporal UI test passes the same). */
-const CHROMIUM_ARGS = ['--no-sandbox'];
 
 let h: Harness;
 let browser: Browser;

@@ -197,6 +197,23 @@ describe('monitors and the registry', () => {
     await h.request('POST', `/api/work/${runId}/stop`, c.token);
   });
 
+  test('three racing POSTs of a job with one Idempotency-Key start it once', async () => {
+    const { c, runId } = await startRun('sleep 60');
+    await running(runId);
+    const post = () =>
+      fetch(`${h.apiUrl}/api/runs/${runId}/jobs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json', 'idempotency-key': 'monitor-1' },
+        body: JSON.stringify({ kind: 'monitor', command: 'sh', args: ['-c', 'tail -F /dev/null'] }),
+      }).then(async (r) => ({ status: r.status, replayed: r.headers.get('idempotent-replayed'), body: (await r.json()) as { id: string } }));
+    const answers = await Promise.all([post(), post(), post()]);
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 201]);
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+    expect(answers.filter((a) => a.replayed === 'true')).toHaveLength(2);
+    expect(await h.services.db.job.count({ where: { ownerRunId: runId } })).toBe(1);
+    await h.request('POST', `/api/work/${runId}/stop`, c.token);
+  });
+
   test('an owner that ends stops its monitors; a replacement run after a context overflow inherits none', async () => {
     const marker = join(tmpdir(), `tw-overflow-${Date.now()}`);
     // first run: starts a monitor with its own token, then dies of a "context overflow"; the replacement succeeds

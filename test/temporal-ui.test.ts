@@ -4,7 +4,7 @@
  * company), and a workflow's page shows its state in one line.
  */
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_PATH } from '../scripts/provision/chromium';
+import { CHROMIUM_ARGS, ensureChromium } from '../scripts/provision/chromium';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
 import { holdInterruptsRun, runFails, watchdogWakes } from './support/scenarios';
 import { testTemporalUiUrl } from './setup/stack';
@@ -15,7 +15,7 @@ let page: Page;
 
 beforeAll(async () => {
   h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '1' });
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--no-sandbox'] });
+  browser = await chromium.launch({ executablePath: await ensureChromium(() => {}), args: CHROMIUM_ARGS });
   page = await browser.newPage();
   page.setDefaultTimeout(30_000);
 });

@@ -1,34 +1,46 @@
 /**
- * Headless Chromium for the Temporal Web UI test: Debian's `chromium` package, driven by playwright-core.
- * Installed on first use with apt-get (the test machines run as root); any other failure is loud, never a skip.
+ * Headless Chromium for the browser tests, driven by playwright-core. It comes from the npm registry: the
+ * `@sparticuz/chromium` package ships a self-contained headless build as `bin/chromium.br` (brotli). We inflate
+ * that one file into the user cache instead of calling the package's own `executablePath()`, which writes to a
+ * fixed `/tmp/chromium` that concurrent jest workers would race on. No apt-get, no download from a CDN.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import { promisify } from 'node:util';
-
-const execFileAsync = promisify(execFile);
-export const CHROMIUM_PATH = '/usr/bin/chromium';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import zlib from 'node:zlib';
+import { temporalCacheDir } from './temporal';
 
 type Log = (line: string) => void;
 
-/** Returns the path of an executable Chromium, running `apt-get install -y chromium` when it is missing. */
+/** Root is required to run without the sandbox; the GPU process has nothing to drive on a headless host. */
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu'];
+
+function packageRoot(): string {
+  // the package's `exports` hide package.json; its CommonJS entry sits in build/cjs/
+  return path.resolve(path.dirname(require.resolve('@sparticuz/chromium')), '..', '..');
+}
+
+/** Returns the path of an executable Chromium, inflating the packaged one into the cache on first use. */
 export async function ensureChromium(log: Log): Promise<string> {
-  if (fs.existsSync(CHROMIUM_PATH)) return CHROMIUM_PATH;
-  if (process.getuid?.() !== 0) {
-    throw new Error(`${CHROMIUM_PATH} is missing and this process is not root: run \`sudo apt-get install -y chromium\``);
-  }
-  const t0 = Date.now();
-  log('installing Debian chromium for the Temporal UI test (apt-get install -y chromium)');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const root = packageRoot();
+  const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+  const target = path.join(path.dirname(temporalCacheDir()), `chromium-${version}`, 'chromium');
+  if (fs.existsSync(target)) return target;
+  const started = Date.now();
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  // a private name, then an atomic rename: concurrent first uses each write their own copy and one wins
+  const staging = `${target}.${process.pid}.${started}`;
   try {
-    // a fresh container has no package lists yet
-    await execFileAsync('apt-get', ['update'], { env, maxBuffer: 64 << 20 });
-    await execFileAsync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { env, maxBuffer: 64 << 20 });
+    await pipeline(
+      fs.createReadStream(path.join(root, 'bin', 'chromium.br')),
+      zlib.createBrotliDecompress(),
+      fs.createWriteStream(staging, { mode: 0o755 }),
+    );
+    fs.renameSync(staging, target);
   } catch (error) {
-    const { stderr } = error as { stderr?: string };
-    throw new Error(`could not install chromium with apt-get: ${stderr?.trim().split('\n').slice(-5).join('\n') ?? String(error)}`);
+    fs.rmSync(staging, { force: true });
+    throw new Error(`could not inflate Chromium from @sparticuz/chromium ${version} into ${target}: ${String(error)}`);
   }
-  if (!fs.existsSync(CHROMIUM_PATH)) throw new Error(`apt-get installed chromium but ${CHROMIUM_PATH} does not exist`);
-  log(`chromium installed in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-  return CHROMIUM_PATH;
+  log(`Chromium ${version} inflated into ${target} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return target;
 }

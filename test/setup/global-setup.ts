@@ -4,7 +4,7 @@
  *   - an in-memory `temporal server start-dev` on free ports (Web UI included, for test/temporal-ui.test.ts) with
  *     treewarden's search attributes and `limit.historyCount.suggestContinueAsNew=200` (so continue-as-new is
  *     exercised by tests),
- *   - Debian's chromium for the UI test (apt-get installed on first use),
+ *   - headless Chromium for the browser tests (inflated from the `@sparticuz/chromium` npm package on first use),
  *   - a migrated PostgreSQL template database `tw_test_tpl_<pid>_<random>` that freshDatabase() clones.
  * Runs in the jest main process; globalTeardown (same process) reads the state from globalThis.
  */
