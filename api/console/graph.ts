@@ -29,7 +29,7 @@ export interface DrawnGraph {
 }
 
 const elk = new ELK();
-const NODE_WIDTH = 220;
+const NODE_WIDTH = 250;
 const NODE_HEIGHT = 44;
 
 /** The owner (run or job) on top, its processes below by parent pid; a parent outside the tree hangs from the owner. */
@@ -37,7 +37,7 @@ export async function layoutProcessTree(ownerLabel: string, processes: GraphProc
   const pids = new Set(processes.map((p) => p.pid));
   const nodes = [
     { id: 'owner', label: ownerLabel, detail: 'owner' },
-    ...processes.map((p) => ({ id: `pid-${p.pid}`, label: `pid ${p.pid}`, detail: `${p.command.slice(0, 28)} (pgid ${p.pgid})` })),
+    ...processes.map((p) => ({ id: `pid-${p.pid}`, label: `pid ${p.pid}`, detail: `${p.command.length > 18 ? `${p.command.slice(0, 17)}…` : p.command} (pgid ${p.pgid})` })),
   ];
   const edges = processes.map((p) => ({ id: `e-${p.pid}`, sources: [pids.has(p.ppid) ? `pid-${p.ppid}` : 'owner'], targets: [`pid-${p.pid}`] }));
   const laid: ElkNode = await elk.layout({
