@@ -2,7 +2,12 @@
 module.exports = {
   testEnvironment: 'node', // jsdom is not supported by the Temporal SDK
   // isolatedModules: ts-jest transpiles file by file (fast); `npm run typecheck` does the type checking.
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: { isolatedModules: true } }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: { isolatedModules: true } }],
+    // ESM-only dependencies (of fastify's inject, @fastify/static under swagger-ui, swagger-parser), compiled to CommonJS for jest
+    '/node_modules/.+\\.js$': ['ts-jest', { tsconfig: { isolatedModules: true, allowJs: true } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!(content-disposition|cookie|@apidevtools/json-schema-ref-parser)/)'],
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testTimeout: 120_000, // workflow bundling + Worker start take seconds
   maxWorkers: 1, // 2-core box: serial is faster and stable

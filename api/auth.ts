@@ -18,6 +18,7 @@ export async function authenticate(deps: Deps, request: FastifyRequest): Promise
   if (adminToken && sameSecret(secret, adminToken)) return { kind: 'admin' };
   const token = await deps.db.apiToken.findUnique({ where: { tokenHash: hashToken(secret) } });
   if (!token || token.revokedAt) throw new AppError('unauthorized', 'invalid or revoked token');
+  if (token.expiresAt && token.expiresAt.getTime() <= Date.now()) throw new AppError('unauthorized', 'session expired: sign in again');
   if (token.kind === 'board' && token.companyId) return { kind: 'board', companyId: token.companyId };
   if (token.kind === 'run' && token.runId && token.companyId && token.agentId) {
     const run = await deps.db.run.findUnique({ where: { id: token.runId } });

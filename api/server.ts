@@ -6,11 +6,14 @@ import { AppError, httpStatusOf, type ErrorCode } from '../domain/errors';
 import type { Deps } from '../services/deps';
 import { WakeDispatchError } from '../services/wakes';
 import { authenticate } from './auth';
+import { consolePlugin } from './console/routes';
+import { isPublicRoute, registerOpenApi } from './openapi';
 import { registerCoreRoutes } from './routes/core';
 import { registerExecutionBlockerRoutes } from './routes/execution-blockers';
 import { registerHoldRoutes } from './routes/holds';
 import { registerHostRoutes } from './routes/hosts';
 import { registerSupervisionRoutes } from './routes/supervision';
+import { registerViewRoutes } from './routes/views';
 import { registerWatchdogRoutes } from './routes/watchdogs';
 import { registerWebhookRoutes } from './routes/webhooks';
 import { registerPostmortemRoutes } from './routes/postmortem';
@@ -18,6 +21,10 @@ import { registerPostmortemRoutes } from './routes/postmortem';
 declare module 'fastify' {
   interface FastifyRequest {
     actor: Actor;
+  }
+  interface FastifyContextConfig {
+    /** served without a bearer token (the OpenAPI document, its page, the console's own session check) */
+    public?: boolean;
   }
 }
 
@@ -39,7 +46,7 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
 
   app.addHook('onRequest', async (request: FastifyRequest) => {
     // the matched route, not the raw URL: `/healthz?x=1` and `/healthz/` are the health check too
-    if (request.routeOptions.url === HEALTHZ) return;
+    if (request.routeOptions.url === HEALTHZ || isPublicRoute(request)) return;
     request.actor = await authenticate(deps, request);
   });
 
@@ -62,26 +69,31 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   });
   app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }));
 
-  app.get(HEALTHZ, async (_request, reply) => {
-    try {
-      await withinDeadline(HEALTH_DEADLINE_MS, async () => {
-        await deps.db.$queryRaw`SELECT 1`;
-        for (const check of options.healthChecks ?? []) await check();
-      });
-      return { status: 'ok' };
-    } catch (error) {
-      return reply.status(503).send({ status: 'unavailable', error: error instanceof Error ? error.message : String(error) });
-    }
+  registerOpenApi(app);
+  // in a plugin, so the OpenAPI document (registered above) sees every route
+  void app.register(async (api) => {
+    api.get(HEALTHZ, { schema: { summary: 'Health: the database (and Temporal) answer within 1.5 s', security: [] } }, async (_request, reply) => {
+      try {
+        await withinDeadline(HEALTH_DEADLINE_MS, async () => {
+          await deps.db.$queryRaw`SELECT 1`;
+          for (const check of options.healthChecks ?? []) await check();
+        });
+        return { status: 'ok' };
+      } catch (error) {
+        return reply.status(503).send({ status: 'unavailable', error: error instanceof Error ? error.message : String(error) });
+      }
+    });
+    registerCoreRoutes(api, deps);
+    registerWatchdogRoutes(api, deps);
+    registerHoldRoutes(api, deps);
+    registerSupervisionRoutes(api, deps);
+    registerExecutionBlockerRoutes(api, deps);
+    registerHostRoutes(api, deps);
+    registerViewRoutes(api, deps);
+    registerWebhookRoutes(api, deps);
+    registerPostmortemRoutes(api, deps);
   });
-
-  registerCoreRoutes(app, deps);
-  registerWatchdogRoutes(app, deps);
-  registerHoldRoutes(app, deps);
-  registerSupervisionRoutes(app, deps);
-  registerExecutionBlockerRoutes(app, deps);
-  registerHostRoutes(app, deps);
-  registerWebhookRoutes(app, deps);
-  registerPostmortemRoutes(app, deps);
+  void app.register(consolePlugin(app, deps));
   return app;
 }
 

@@ -1,4 +1,4 @@
-/** Request parsing: ids and bodies are validated before anything is read or written. */
+/** Request schemas shared by routes: ids and bodies are validated (api/openapi.ts) before anything is read or written. */
 import { z } from 'zod';
 import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
@@ -7,20 +7,9 @@ import { safeString } from '../domain/safe-input';
 import { ISSUE_STATUSES } from '../domain/statuses';
 import type { ScopedActor } from '../services/issues';
 
-export function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
-  return schema.parse(value ?? {});
-}
-
-/** Path ids: a malformed id is a 400 naming the parameter. */
-export function ids<K extends string>(params: unknown, ...names: K[]): Record<K, string> {
-  const raw = (params ?? {}) as Record<string, unknown>;
-  const out = {} as Record<K, string>;
-  for (const name of names) {
-    const result = uuidSchema.safeParse(raw[name]);
-    if (!result.success) throw new AppError('bad_request', `malformed id in path: ${name} must be a UUID`);
-    out[name] = result.data;
-  }
-  return out;
+/** Path parameters, each a UUID: as a route's `params` schema, a malformed id is a 400 naming it. */
+export function idParams<K extends string>(...names: K[]) {
+  return z.object(Object.fromEntries(names.map((name) => [name, uuidSchema])) as { [P in K]: typeof uuidSchema }).strict();
 }
 
 export function companyActor(actor: Actor): ScopedActor {

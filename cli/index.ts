@@ -13,6 +13,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { createTreewardenClient, TreewardenApiError, type BlockerResolution } from '../client';
 import { uuidSchema, workflowId } from '../domain/ids';
 import { holdStateQuery, watchdogStateQuery } from '../workflows/definitions';
+import { formatTree } from './tree-format';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, notFound: 3, conflict: 4, denied: 5 } as const;
 
@@ -50,8 +51,8 @@ Exit codes:
 Environment:
   TEMPORAL_ADDRESS     status: Temporal frontend (default 127.0.0.1:7233)
   TEMPORAL_NAMESPACE   status: namespace (default "default")
-  TREEWARDEN_API_URL   stop, inspect, ack, reconcile, release: API base URL (default http://127.0.0.1:8787)
-  TREEWARDEN_TOKEN     stop, inspect, ack, reconcile, release: a company board token`;
+  TREEWARDEN_API_URL   stop, inspect, ack, reconcile, release, tree, pause: API base URL (default http://127.0.0.1:8787)
+  TREEWARDEN_TOKEN     stop, inspect, ack, reconcile, release, tree, pause: a company board token`;
 
 interface JsonOption {
   json?: boolean;
@@ -276,6 +277,28 @@ function buildProgram(): Command {
           ...result.resumed.map((r) => `  resumed  issue ${r.issueId} as run ${r.runId}`),
           ...result.skipped.map((s) => `  skipped  issue ${s.issueId}: ${s.reason}`),
           ...result.wakeFailures.map((f) => `  wake failed  issue ${f.issueId}: ${f.message}`),
+        ].join('\n'),
+      );
+    });
+
+  command('tree <issueId>', 'print the subtree with its badges: status, assignee, run, holds, watchdog and execution blockers (GET /api/issues/:id/tree)')
+    .option('--depth <levels>', 'levels below the issue', positiveInt, 10)
+    .option('--offset <n>', "skip the issue's first n children", (value: string) => (value === '0' ? 0 : positiveInt(value)), 0)
+    .action(async (issueId: string, opts: JsonOption & { depth: number; offset: number }) => {
+      const tree = await apiClient().getTree(uuid(issueId, 'issueId'), { depth: opts.depth, offset: opts.offset, limit: 500 });
+      print(opts, tree, () => formatTree(tree));
+    });
+
+  command('pause <issueId>', "pause the issue's subtree: a tree hold stops its live runs, and `release` resumes them (POST /api/issues/:id/tree-holds)")
+    .option('--reason <text>', 'why, shown with the hold')
+    .action(async (issueId: string, opts: JsonOption & { reason?: string }) => {
+      const hold = await apiClient().pauseTree(uuid(issueId, 'issueId'), opts.reason ? { reason: opts.reason } : {});
+      const interrupted = hold.members.filter((m) => m.interruptedRunId);
+      print(opts, hold, () =>
+        [
+          `tree hold ${hold.id}: ${hold.status}, ${hold.members.length} issues paused, ${interrupted.length} runs interrupted`,
+          ...interrupted.map((m) => `  stopped  run ${m.interruptedRunId} of issue ${m.issueId}`),
+          `release with: treewarden release ${hold.rootIssueId} ${hold.id}`,
         ].join('\n'),
       );
     });

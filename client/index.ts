@@ -442,6 +442,46 @@ export interface CreateOptions {
   idempotencyKey?: string;
 }
 
+// ---- views for people (the console, `treewarden tree`) ----
+
+export interface TreeQuery {
+  /** levels below the issue (0: the issue alone); default 1 */
+  depth?: number;
+  /** pages the issue's own children */
+  offset?: number;
+  /** children per node, at most 500; default 200 */
+  limit?: number;
+}
+
+/** `GET /api/issues/:id/tree`: an issue with its badges, and its children to the depth asked for. */
+export interface TreeNode {
+  id: string;
+  title: string;
+  status: IssueStatus;
+  assignee: { id: string; name: string } | null;
+  childCount: number;
+  run: { id: string; status: RunStatus; live: boolean; silentState: string | null; failureState: string | null } | null;
+  /** active holds rooted at this issue */
+  holds: { id: string }[];
+  /** active holds covering it (rooted here or above) */
+  heldBy: string[];
+  watchdog: { id: string; lastState: string | null; triggerCount: number } | null;
+  blockers: { id: string; runId: string | null; nextAction: string }[];
+  /** null: not expanded in this answer */
+  children: TreeNode[] | null;
+  moreChildren: number;
+}
+
+/** `GET /api/companies/:companyId/overview` */
+export interface CompanyOverview {
+  company: { id: string; name: string };
+  trees: { id: string; title: string; status: IssueStatus; childCount: number; activeHolds: { id: string; reason: string | null; createdAt: Timestamp }[] }[];
+  watchdogs: { id: string; issueId: string; issueTitle: string; lastState: string | null; triggerCount: number; lastTriggeredAt: Timestamp | null }[];
+  runs: { id: string; issueId: string; issueTitle: string; status: RunStatus; silentState: string | null; host: string | null; startedAt: Timestamp | null }[];
+  blockers: { id: string; issueId: string; issueTitle: string; runId: string | null; cause: string; nextAction: string; createdAt: Timestamp }[];
+  findings: { id: string; runId: string; issueId: string; verdict: string; runStatus: RunStatus; failureState: string | null; createdAt: Timestamp }[];
+}
+
 // ---- the client ----
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
@@ -479,6 +519,11 @@ export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetc
       error?.details,
     );
   }
+
+  const query = (params: object) => {
+    const entries = Object.entries(params).filter(([, value]) => value !== undefined);
+    return entries.length ? `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
+  };
 
   return {
     /** admin token */
@@ -545,6 +590,9 @@ export function createTreewardenClient({ baseUrl, token, fetch: fetchImpl = fetc
     deleteWebhook: (companyId: string, webhookId: string) => call<null>('DELETE', path`/api/companies/${companyId}/webhooks/${webhookId}`),
     listWebhookDeliveries: (companyId: string, webhookId: string) => call<List<WebhookDelivery> & { webhook: Webhook }>('GET', path`/api/companies/${companyId}/webhooks/${webhookId}/deliveries`),
     getPostmortem: (issueId: string) => call<Postmortem>('GET', path`/api/issues/${issueId}/postmortem`),
+    /** the subtree with its badges, `depth` levels deep (read deeper levels by asking again) */
+    getTree: (issueId: string, treeQuery: TreeQuery = {}) => call<TreeNode>('GET', path`/api/issues/${issueId}/tree` + query(treeQuery)),
+    getOverview: (companyId: string) => call<CompanyOverview>('GET', path`/api/companies/${companyId}/overview`),
   };
 }
 

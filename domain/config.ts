@@ -31,6 +31,8 @@ const schema = z.object({
   TREEWARDEN_API_PORT: port.default(8787),
   TREEWARDEN_API_HOST: z.string().default('127.0.0.1'),
   TREEWARDEN_API_URL: z.url().optional(),
+  /** the Temporal Web UI the console links workflow ids to */
+  TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
   TREEWARDEN_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   TREEWARDEN_DATA_DIR: z.string().default('.data'),
   /** each worker serves /healthz and /metrics here; 0 = a free port (logged), for several workers on one host */

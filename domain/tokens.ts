@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 /** Bearer secrets are random; only their SHA-256 is stored. */
-export function newTokenSecret(prefix: 'twa' | 'twb' | 'twr' | 'two'): string {
+export function newTokenSecret(prefix: 'twa' | 'twb' | 'twr' | 'two' | 'tws'): string {
   return `${prefix}_${randomBytes(24).toString('base64url')}`;
 }
 

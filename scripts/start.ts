@@ -76,7 +76,7 @@ async function main() {
   if (!process.env.TREEWARDEN_ADMIN_TOKEN) writeFileSync(tokenFile, adminToken, { mode: 0o600 });
   const port = process.env.TREEWARDEN_API_PORT ?? '8787';
   const apiUrl = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, TREEWARDEN_ADMIN_TOKEN: adminToken, TREEWARDEN_API_PORT: port, TREEWARDEN_API_URL: apiUrl };
+  const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, TREEWARDEN_ADMIN_TOKEN: adminToken, TREEWARDEN_API_PORT: port, TREEWARDEN_API_URL: apiUrl, ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}) };
 
   // node itself with the tsx loader (no tsx wrapper process), so our SIGTERM reaches the worker's drain directly
   const children: ChildProcess[] = ['workers/main.ts', 'api/main.ts'].map((entry) => spawn(process.execPath, ['--import', 'tsx', join(root, entry)], { cwd: root, env, stdio: 'inherit' }));
@@ -90,6 +90,8 @@ async function main() {
   await waitForHealth(apiUrl);
   await seedDemo(apiUrl, adminToken, join(dataDir, 'demo.json'));
   say(`API:         ${apiUrl}   (admin token in ${tokenFile})`);
+  say(`Console:     ${apiUrl}/ui   (sign in with a board token; the demo's is in ${join(dataDir, 'demo.json')})`);
+  say(`API docs:    ${apiUrl}/api/docs   (OpenAPI document: ${apiUrl}/api/openapi.json)`);
   say(`Temporal:    ${temporalAddress}`);
   if (uiUrl) say(`Temporal UI: ${uiUrl}/namespaces/default/workflows`);
   say('ready; Ctrl-C stops everything');

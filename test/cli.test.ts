@@ -53,7 +53,7 @@ test('--help lists the commands and the exit codes', async () => {
   const { code, stdout } = await cli(['--help']);
   expect(code).toBe(0);
   const listed = [...stdout.matchAll(/^ {2}(\w+) \[options\]/gm)].map((m) => m[1]);
-  expect(listed).toEqual(['worker', 'api', 'status', 'stop', 'inspect', 'ack', 'reconcile', 'release']);
+  expect(listed).toEqual(['worker', 'api', 'status', 'stop', 'inspect', 'ack', 'reconcile', 'release', 'tree', 'pause']);
   expect(stdout).toMatch(/Exit codes:[\s\S]*4 {2}conflict/);
 });
 

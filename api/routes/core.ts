@@ -15,7 +15,8 @@ import { addComment, createIssue, issueInCompany, presentIssue, updateIssue } fr
 import { stopRunForActor } from '../../services/runs';
 import { wakeAndDispatch } from '../../services/wakes';
 import { createOnce } from '../idempotency';
-import { companyActor, ids, issueStatusSchema, parse, titleSchema, watchdogBodySchema } from '../validation';
+import type { ZodTypeProvider } from '../openapi';
+import { companyActor, idParams, issueStatusSchema, titleSchema, watchdogBodySchema } from '../validation';
 
 const presentAgent = (a: { id: string; companyId: string; name: string; status: string; adapter: unknown; createdAt: Date }) => ({
   id: a.id, companyId: a.companyId, name: a.name, status: a.status, adapter: a.adapter, createdAt: a.createdAt,
@@ -41,12 +42,33 @@ export const presentRun = (r: {
   endReason: r.endReason ?? null,
 });
 
+const createIssueBody = z.object({
+  title: titleSchema,
+  parentId: uuidSchema.nullable().optional(),
+  assigneeAgentId: uuidSchema.nullable().optional(),
+  status: issueStatusSchema.optional(),
+  watchdog: watchdogBodySchema.optional(),
+}).strict();
+const updateIssueBody = z.object({
+  title: titleSchema.optional(),
+  status: issueStatusSchema.optional(),
+  assigneeAgentId: uuidSchema.nullable().optional(),
+  blockedByIssueIds: z.array(uuidSchema).max(1000).optional(),
+  comment: safeString().max(100_000).optional(),
+}).strict();
+const wakeBody = z.object({ idempotencyKey: safeString().min(1).max(200).optional(), reason: safeString().min(1).max(100).optional(), context: jsonRecord().optional() }).strict();
+const agentBody = z.object({ name: titleSchema, adapter: adapterSchema, status: z.enum(AGENT_STATUSES).optional() }).strict();
+const agentPatchBody = z.object({ name: titleSchema.optional(), status: z.enum(AGENT_STATUSES).optional(), adapter: adapterSchema.optional() }).strict();
+
 export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
   const db = deps.db;
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const companyParams = idParams('companyId');
+  const idParam = idParams('id');
 
-  app.post('/api/companies', async (request, reply) => {
+  api.post('/api/companies', { schema: { summary: 'Create a company (admin token); returns its board token once', body: z.object({ name: titleSchema }).strict() } }, async (request, reply) => {
     if (request.actor.kind !== 'admin') throw new AppError('forbidden', 'creating companies requires the admin token');
-    const body = parse(z.object({ name: titleSchema }).strict(), request.body);
+    const body = request.body;
     const secret = newTokenSecret('twb');
     const company = await db.$transaction(async (tx) => {
       const created = await tx.company.create({ data: { name: body.name } });
@@ -57,12 +79,12 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(201).send({ id: company.id, name: company.name, boardToken: secret });
   });
 
-  app.post('/api/companies/:companyId/agents', async (request, reply) => {
-    const { companyId } = ids(request.params, 'companyId');
+  api.post('/api/companies/:companyId/agents', { schema: { summary: 'Create an agent', params: companyParams, body: agentBody } }, async (request, reply) => {
+    const { companyId } = request.params;
     const actor = companyActor(request.actor);
     if (actor.companyId !== companyId) throw notFound('company');
     permit(actor, 'agent.manage', { companyId });
-    const body = parse(z.object({ name: titleSchema, adapter: adapterSchema, status: z.enum(AGENT_STATUSES).optional() }).strict(), request.body);
+    const body = request.body;
     return createOnce(deps, request, reply, companyId, (remember) =>
       db.$transaction(async (tx) => {
         const created = await tx.agent.create({ data: { companyId, name: body.name, adapter: body.adapter, status: body.status ?? 'active' } });
@@ -74,19 +96,19 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
     );
   });
 
-  app.get('/api/companies/:companyId/agents', async (request) => {
-    const { companyId } = ids(request.params, 'companyId');
+  api.get('/api/companies/:companyId/agents', { schema: { summary: "List a company's agents", params: companyParams } }, async (request) => {
+    const { companyId } = request.params;
     const actor = companyActor(request.actor);
     if (actor.companyId !== companyId) throw notFound('company');
     const agents = await db.agent.findMany({ where: { companyId }, orderBy: { createdAt: 'asc' } });
     return { items: agents.map(presentAgent) };
   });
 
-  app.patch('/api/agents/:id', async (request) => {
-    const { id } = ids(request.params, 'id');
+  api.patch('/api/agents/:id', { schema: { summary: 'Update an agent', params: idParam, body: agentPatchBody } }, async (request) => {
+    const { id } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'agent.manage', { companyId: actor.companyId });
-    const body = parse(z.object({ name: titleSchema.optional(), status: z.enum(AGENT_STATUSES).optional(), adapter: adapterSchema.optional() }).strict(), request.body);
+    const body = request.body;
     const existing = await db.agent.findUnique({ where: { id } });
     if (!existing || existing.companyId !== actor.companyId) throw notFound('agent');
     const agent = await db.$transaction(async (tx) => {
@@ -97,59 +119,40 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
     return presentAgent(agent);
   });
 
-  app.post('/api/companies/:companyId/issues', async (request, reply) => {
-    const { companyId } = ids(request.params, 'companyId');
+  api.post('/api/companies/:companyId/issues', { schema: { summary: 'Create an issue (optionally watched)', params: companyParams, body: createIssueBody } }, async (request, reply) => {
+    const { companyId } = request.params;
     const actor = companyActor(request.actor);
     if (actor.companyId !== companyId) throw notFound('company');
-    const body = parse(
-      z.object({
-        title: titleSchema,
-        parentId: uuidSchema.nullable().optional(),
-        assigneeAgentId: uuidSchema.nullable().optional(),
-        status: issueStatusSchema.optional(),
-        watchdog: watchdogBodySchema.optional(),
-      }).strict(),
-      request.body,
-    );
+    const body = request.body;
     return createOnce(deps, request, reply, companyId, async (remember) => ({
       status: 201,
       body: await createIssue(deps, actor, body, (tx, issue) => remember(tx, { status: 201, body: issue })),
     }));
   });
 
-  app.get('/api/companies/:companyId/issues', async (request) => {
-    const { companyId } = ids(request.params, 'companyId');
+  api.get('/api/companies/:companyId/issues', { schema: { summary: "List a company's issues, or one parent's children", params: companyParams, querystring: z.object({ parentId: uuidSchema.optional() }) } }, async (request) => {
+    const { companyId } = request.params;
     const actor = companyActor(request.actor);
     if (actor.companyId !== companyId) throw notFound('company');
-    const query = parse(z.object({ parentId: uuidSchema.optional() }), request.query);
+    const query = request.query;
     const issues = await db.issue.findMany({ where: { companyId, ...(query.parentId ? { parentId: query.parentId } : {}) }, include: { blockedBy: true }, orderBy: { createdAt: 'asc' } });
     return { items: issues.map(presentIssue) };
   });
 
-  app.get('/api/issues/:id', async (request) => {
-    const { id } = ids(request.params, 'id');
+  api.get('/api/issues/:id', { schema: { summary: 'Read an issue with its execution blockers', params: idParam } }, async (request) => {
+    const { id } = request.params;
     const issue = await issueInCompany(db, companyActor(request.actor), id);
     return { ...presentIssue(issue), executionBlockers: await blockersOfIssue(db, id) };
   });
 
-  app.patch('/api/issues/:id', async (request) => {
-    const { id } = ids(request.params, 'id');
-    const body = parse(
-      z.object({
-        title: titleSchema.optional(),
-        status: issueStatusSchema.optional(),
-        assigneeAgentId: uuidSchema.nullable().optional(),
-        blockedByIssueIds: z.array(uuidSchema).max(1000).optional(),
-        comment: safeString().max(100_000).optional(),
-      }).strict(),
-      request.body,
-    );
-    return updateIssue(deps, companyActor(request.actor), id, body);
+  api.patch('/api/issues/:id', { schema: { summary: 'Update an issue', params: idParam, body: updateIssueBody } }, async (request) => {
+    const { id } = request.params;
+    return updateIssue(deps, companyActor(request.actor), id, request.body);
   });
 
-  app.post('/api/issues/:id/comments', async (request, reply) => {
-    const { id } = ids(request.params, 'id');
-    const body = parse(z.object({ body: safeString().trim().min(1, 'must not be empty').max(100_000) }).strict(), request.body);
+  api.post('/api/issues/:id/comments', { schema: { summary: 'Comment on an issue', params: idParam, body: z.object({ body: safeString().trim().min(1, 'must not be empty').max(100_000) }).strict() } }, async (request, reply) => {
+    const { id } = request.params;
+    const body = request.body;
     const actor = companyActor(request.actor);
     return createOnce(deps, request, reply, actor.companyId, async (remember) => {
       const comment = await addComment(deps, actor, id, body.body, (tx, created) => remember(tx, { status: 201, body: presentComment(created) }));
@@ -157,10 +160,10 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
     });
   });
 
-  app.post('/api/issues/:id/wake', async (request, reply) => {
-    const { id } = ids(request.params, 'id');
+  api.post('/api/issues/:id/wake', { schema: { summary: "Wake an issue's assignee", params: idParam, body: wakeBody } }, async (request, reply) => {
+    const { id } = request.params;
     const actor = companyActor(request.actor);
-    const body = parse(z.object({ idempotencyKey: safeString().min(1).max(200).optional(), reason: safeString().min(1).max(100).optional(), context: jsonRecord().optional() }).strict(), request.body);
+    const body = request.body;
     const issue = await issueInCompany(db, actor, id);
     await permitOnIssue(db, actor, 'issue.wake', issue, actor.companyId);
     if (!issue.assigneeAgentId) throw new AppError('conflict', 'issue has no assignee to wake');
@@ -172,24 +175,24 @@ export function registerCoreRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(created ? 202 : 200).send({ id: wake.id, status: wake.status, runId: wake.runId, outcome: outcome.kind, ...(outcome.kind === 'deferred' ? { holdIds: outcome.holdIds } : {}) });
   });
 
-  app.get('/api/issues/:id/runs', async (request) => {
-    const { id } = ids(request.params, 'id');
+  api.get('/api/issues/:id/runs', { schema: { summary: "List an issue's runs", params: idParam } }, async (request) => {
+    const { id } = request.params;
     await issueInCompany(db, companyActor(request.actor), id);
     const runs = await db.run.findMany({ where: { issueId: id }, orderBy: { createdAt: 'asc' } });
     const blockers = await blockersByRun(db, runs.map((r) => r.id));
     return { items: runs.map((r) => presentRun(r, blockers.get(r.id) ?? null)) };
   });
 
-  app.get('/api/runs/:id', async (request) => {
-    const { id } = ids(request.params, 'id');
+  api.get('/api/runs/:id', { schema: { summary: 'Read a run', params: idParam } }, async (request) => {
+    const { id } = request.params;
     const actor = companyActor(request.actor);
     const run = await db.run.findUnique({ where: { id } });
     if (!run || run.companyId !== actor.companyId) throw notFound('run');
     return presentRun(run, (await blockersByRun(db, [id])).get(id) ?? null);
   });
 
-  app.post('/api/runs/:id/stop', async (request) => {
-    const { id } = ids(request.params, 'id');
+  api.post('/api/runs/:id/stop', { schema: { summary: 'Stop a run (see also /api/work/:id/stop)', params: idParam } }, async (request) => {
+    const { id } = request.params;
     return presentRun(await stopRunForActor(deps, id, companyActor(request.actor)));
   });
 }

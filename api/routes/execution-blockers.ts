@@ -6,22 +6,24 @@ import { safeString } from '../../domain/safe-input';
 import type { Deps } from '../../services/deps';
 import { BLOCKER_RESOLUTIONS, blockersOfIssue, resolveBlocker } from '../../services/execution-blockers';
 import { issueInCompany } from '../../services/issues';
-import { companyActor, ids, parse } from '../validation';
+import type { ZodTypeProvider } from '../openapi';
+import { companyActor, idParams } from '../validation';
 
 const resolveSchema = z.object({ resolution: z.enum(BLOCKER_RESOLUTIONS), note: safeString().trim().max(10_000).optional() }).strict();
 
 export function registerExecutionBlockerRoutes(app: FastifyInstance, deps: Deps) {
-  app.get('/api/issues/:id/execution-blockers', async (request) => {
-    const { id } = ids(request.params, 'id');
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  api.get('/api/issues/:id/execution-blockers', { schema: { summary: "List an issue's execution blockers", params: idParams('id') } }, async (request) => {
+    const { id } = request.params;
     await issueInCompany(deps.db, companyActor(request.actor), id);
     return { items: await blockersOfIssue(deps.db, id) };
   });
 
-  app.post('/api/execution-blockers/:id/resolve', async (request) => {
-    const { id } = ids(request.params, 'id');
+  api.post('/api/execution-blockers/:id/resolve', { schema: { summary: 'Resolve an execution blocker (board): the interrupted work resumes once', params: idParams('id'), body: resolveSchema } }, async (request) => {
+    const { id } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'blocker.resolve', { companyId: actor.companyId });
-    const body = parse(resolveSchema, request.body);
+    const body = request.body;
     return resolveBlocker(deps, id, body, actor);
   });
 }

@@ -10,7 +10,8 @@ import { permit } from '../../services/authority';
 import type { Deps } from '../../services/deps';
 import { activeHoldsInside, assertReconciled, createHold, getHoldWithMembers } from '../../services/holds';
 import { issueInCompany } from '../../services/issues';
-import { companyActor, ids, parse } from '../validation';
+import type { ZodTypeProvider } from '../openapi';
+import { companyActor, idParams } from '../validation';
 
 /**
  * True when a failure of `type` is in the cause chain: the validator's rejection is the update's
@@ -23,8 +24,12 @@ function causedBy(error: Error, type: string): boolean {
   return false;
 }
 
+const treeHoldBody = z.object({ mode: z.enum(['pause', 'resume']), reason: safeString().trim().max(2000).optional(), wakeAgents: z.boolean().optional() }).strict();
+const releaseBody = z.object({ wakeAgents: z.boolean().optional() }).strict();
+
 export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
   const db = deps.db;
+  const api = app.withTypeProvider<ZodTypeProvider>();
 
   const release = async (companyId: string, holdId: string, wakeAgents: boolean): Promise<HoldReleaseOutcome> => {
     try {
@@ -39,11 +44,11 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
     }
   };
 
-  app.post('/api/issues/:id/tree-holds', async (request, reply) => {
-    const { id } = ids(request.params, 'id');
+  api.post('/api/issues/:id/tree-holds', { schema: { summary: 'Pause a subtree (a new hold), or resume it (release every hold inside)', params: idParams('id'), body: treeHoldBody } }, async (request, reply) => {
+    const { id } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'hold.manage', { companyId: actor.companyId });
-    const body = parse(z.object({ mode: z.enum(['pause', 'resume']), reason: safeString().trim().max(2000).optional(), wakeAgents: z.boolean().optional() }).strict(), request.body);
+    const body = request.body;
     const issue = await issueInCompany(db, actor, id);
     if (body.mode === 'pause') {
       const hold = await createHold(deps, id, body.reason ?? null, actor);
@@ -67,8 +72,8 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(200).send(merged);
   });
 
-  app.get('/api/issues/:id/tree-holds', async (request) => {
-    const { id } = ids(request.params, 'id');
+  api.get('/api/issues/:id/tree-holds', { schema: { summary: 'List the holds rooted at an issue', params: idParams('id') } }, async (request) => {
+    const { id } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'hold.manage', { companyId: actor.companyId });
     await issueInCompany(db, actor, id);
@@ -76,8 +81,8 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
     return { items: holds };
   });
 
-  app.get('/api/tree-holds/:holdId', async (request) => {
-    const { holdId } = ids(request.params, 'holdId');
+  api.get('/api/tree-holds/:holdId', { schema: { summary: 'Read a hold with its members', params: idParams('holdId') } }, async (request) => {
+    const { holdId } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'hold.manage', { companyId: actor.companyId });
     const hold = await db.treeHold.findUnique({ where: { id: holdId } });
@@ -85,11 +90,11 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
     return getHoldWithMembers(deps, holdId);
   });
 
-  app.post('/api/issues/:id/tree-holds/:holdId/release', async (request) => {
-    const { id, holdId } = ids(request.params, 'id', 'holdId');
+  api.post('/api/issues/:id/tree-holds/:holdId/release', { schema: { summary: 'Release one hold (409 when not active, or reconciliation_required)', params: idParams('id', 'holdId'), body: releaseBody } }, async (request) => {
+    const { id, holdId } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'hold.manage', { companyId: actor.companyId });
-    const body = parse(z.object({ wakeAgents: z.boolean().optional() }).strict(), request.body);
+    const body = request.body;
     const hold = await db.treeHold.findUnique({ where: { id: holdId } });
     if (!hold || hold.companyId !== actor.companyId || hold.rootIssueId !== id) throw notFound('tree hold');
     if (hold.status !== 'active') throw new AppError('conflict', `tree hold ${holdId} is not active`);

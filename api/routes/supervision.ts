@@ -11,7 +11,8 @@ import { inspectWork } from '../../services/inspect';
 import { createJob, resolveWork, stopWork } from '../../services/jobs';
 import { acknowledgeFailure, decideSilence, recordEvidence } from '../../services/supervision';
 import { createOnce } from '../idempotency';
-import { companyActor, ids, parse } from '../validation';
+import type { ZodTypeProvider } from '../openapi';
+import { companyActor, idParams } from '../validation';
 
 /** An action on an agent run, as domain/authorization.ts allows it. */
 async function permittedRun(deps: Deps, actor: Actor, runId: string, action: Action) {
@@ -31,24 +32,22 @@ const evidenceSchema = z.object({ check: safeString().trim().min(1).max(200), pa
 const silenceSchema = z.object({ decision: z.enum(['snooze', 'continue', 'dismiss']), minutes: z.number().int().min(1).max(10_080).optional() }).strict();
 
 export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
+  const api = app.withTypeProvider<ZodTypeProvider>();
   /** Stops an agent run, shell job or monitor by id, and reports the verified result when it is in. */
-  app.post('/api/work/:id/stop', async (request, reply) => {
-    const { id } = ids(request.params, 'id');
+  api.post('/api/work/:id/stop', { schema: { summary: 'Stop an agent run, shell job or monitor by id; 202 while the stop is being verified', params: idParams('id') } }, async (request, reply) => {
+    const { id } = request.params;
     const stopped = await stopWork(deps, id, companyActor(request.actor));
     const result = await verifiedResult(deps, stopped.kind === 'agent_run' ? 'run' : 'job', id);
     return reply.status(result ? 200 : 202).send({ kind: stopped.kind, id, stop: result ?? { verdict: 'pending', detail: 'the stop is still being verified; inspect the id for its result' } });
   });
 
-  const inspect = async (request: { params: unknown; actor: Actor }) => {
-    const { id } = ids(request.params, 'id');
-    return inspectWork(deps, id, companyActor(request.actor));
-  };
-  app.get('/api/work/:id/inspect', inspect);
-  app.get('/api/runs/:id/inspect', inspect);
+  const inspect = async (request: { params: { id: string }; actor: Actor }) => inspectWork(deps, request.params.id, companyActor(request.actor));
+  api.get('/api/work/:id/inspect', { schema: { summary: 'Inspect any background id: the ownership graph, verdict and action', params: idParams('id') } }, inspect);
+  api.get('/api/runs/:id/inspect', { schema: { summary: 'Inspect a run (as /api/work/:id/inspect)', params: idParams('id') } }, inspect);
 
-  app.post('/api/runs/:id/jobs', async (request, reply) => {
-    const { id } = ids(request.params, 'id');
-    const body = parse(jobSchema, request.body);
+  api.post('/api/runs/:id/jobs', { schema: { summary: 'Start a shell job or monitor owned by the run', params: idParams('id'), body: jobSchema } }, async (request, reply) => {
+    const { id } = request.params;
+    const body = request.body;
     const owner = await permittedRun(deps, request.actor, id, 'run.start_job');
     return createOnce(deps, request, reply, owner.companyId, async (remember) => {
       const job = await createJob(deps, id, body, request.actor, (tx, created) => remember(tx, { status: 201, body: presentJob(created) }));
@@ -56,24 +55,24 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
     });
   });
 
-  app.post('/api/runs/:id/evidence', async (request, reply) => {
-    const { id } = ids(request.params, 'id');
-    const body = parse(evidenceSchema, request.body);
+  api.post('/api/runs/:id/evidence', { schema: { summary: 'Record gate evidence for a run', params: idParams('id'), body: evidenceSchema } }, async (request, reply) => {
+    const { id } = request.params;
+    const body = request.body;
     await permittedRun(deps, request.actor, id, 'run.record_evidence');
     return reply.status(201).send(await recordEvidence(deps, id, body, request.actor));
   });
 
-  app.post('/api/runs/:id/ack', async (request) => {
-    const { id } = ids(request.params, 'id');
+  api.post('/api/runs/:id/ack', { schema: { summary: "Acknowledge a failed run's finding", params: idParams('id') } }, async (request) => {
+    const { id } = request.params;
     const actor = companyActor(request.actor);
     await permittedRun(deps, actor, id, 'run.ack');
     const run = await acknowledgeFailure(deps, id, actor);
     return { id: run.id, status: run.status, failureState: run.failureState };
   });
 
-  app.post('/api/runs/:id/silence', async (request) => {
-    const { id } = ids(request.params, 'id');
-    const body = parse(silenceSchema, request.body);
+  api.post('/api/runs/:id/silence', { schema: { summary: 'Decide about a silent run: snooze, continue or dismiss', params: idParams('id'), body: silenceSchema } }, async (request) => {
+    const { id } = request.params;
+    const body = request.body;
     const actor = companyActor(request.actor);
     await permittedRun(deps, actor, id, 'run.silence');
     const run = await decideSilence(deps, id, body.decision, body.minutes, actor);

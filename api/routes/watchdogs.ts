@@ -10,7 +10,8 @@ import type { Deps } from '../../services/deps';
 import { issueInCompany } from '../../services/issues';
 import { notifySubtreeChanged } from '../../services/notify';
 import { putWatchdog, removeWatchdog } from '../../services/watchdogs';
-import { companyActor, ids, parse, watchdogBodySchema } from '../validation';
+import type { ZodTypeProvider } from '../openapi';
+import { companyActor, idParams, watchdogBodySchema } from '../validation';
 
 const presentWatchdog = (w: {
   id: string; companyId: string; issueId: string; agentId: string; instructions: string | null; status: string; revision: number;
@@ -24,11 +25,19 @@ const presentWatchdog = (w: {
 
 const presentInteraction = (x: { id: string; issueId: string; kind: string; status: string; audience: string; addresseeAgentId: string | null; createdByKind: string; createdByAgentId: string | null; resolvedByKind: string | null; resolution: unknown; createdAt: Date; resolvedAt: Date | null }) => x;
 
+const interactionBody = z.object({
+  kind: safeString().trim().min(1).max(100),
+  audience: z.enum(['anyone', 'human_only', 'not_creator']).default('anyone'),
+  addresseeAgentId: uuidSchema.nullable().optional(),
+}).strict();
+const resolveInteractionBody = z.object({ resolution: jsonRecord().optional(), status: z.enum(['resolved', 'cancelled']).default('resolved') }).strict();
+
 export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
   const db = deps.db;
+  const api = app.withTypeProvider<ZodTypeProvider>();
 
-  app.get('/api/issues/:issueId/watchdog', async (request) => {
-    const { issueId } = ids(request.params, 'issueId');
+  api.get('/api/issues/:issueId/watchdog', { schema: { summary: "Read an issue's active watchdog (null when none)", params: idParams('issueId') } }, async (request) => {
+    const { issueId } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'watchdog.manage', { companyId: actor.companyId });
     await issueInCompany(db, actor, issueId);
@@ -36,19 +45,19 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
     return watchdog ? presentWatchdog(watchdog) : null;
   });
 
-  app.put('/api/issues/:issueId/watchdog', async (request, reply) => {
-    const { issueId } = ids(request.params, 'issueId');
+  api.put('/api/issues/:issueId/watchdog', { schema: { summary: "Set an issue's watchdog (201 created, 200 updated)", params: idParams('issueId'), body: watchdogBodySchema } }, async (request, reply) => {
+    const { issueId } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'watchdog.manage', { companyId: actor.companyId });
-    const body = parse(watchdogBodySchema, request.body);
+    const body = request.body;
     const issue = await issueInCompany(db, actor, issueId);
     const { watchdog, created } = await putWatchdog(deps, issue, body, actor);
     await notifySubtreeChanged(deps, [issueId], created ? 'watchdog_created' : 'watchdog_updated');
     return reply.status(created ? 201 : 200).send(presentWatchdog(watchdog));
   });
 
-  app.delete('/api/issues/:issueId/watchdog', async (request, reply) => {
-    const { issueId } = ids(request.params, 'issueId');
+  api.delete('/api/issues/:issueId/watchdog', { schema: { summary: "Remove an issue's watchdog", params: idParams('issueId') } }, async (request, reply) => {
+    const { issueId } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'watchdog.manage', { companyId: actor.companyId });
     const issue = await issueInCompany(db, actor, issueId);
@@ -58,17 +67,10 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(200).send(presentWatchdog(removed));
   });
 
-  app.post('/api/issues/:id/interactions', async (request, reply) => {
-    const { id } = ids(request.params, 'id');
+  api.post('/api/issues/:id/interactions', { schema: { summary: 'Open an interaction on an issue', params: idParams('id'), body: interactionBody } }, async (request, reply) => {
+    const { id } = request.params;
     const actor = companyActor(request.actor);
-    const body = parse(
-      z.object({
-        kind: safeString().trim().min(1).max(100),
-        audience: z.enum(['anyone', 'human_only', 'not_creator']).default('anyone'),
-        addresseeAgentId: uuidSchema.nullable().optional(),
-      }).strict(),
-      request.body,
-    );
+    const body = request.body;
     const interaction = await db.$transaction(async (tx) => {
       await permitOnIssue(tx, actor, 'interaction.open', await issueInCompany(tx, actor, id), actor.companyId);
       if (body.addresseeAgentId) {
@@ -85,10 +87,10 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(201).send(presentInteraction(interaction));
   });
 
-  app.post('/api/interactions/:id/resolve', async (request) => {
-    const { id } = ids(request.params, 'id');
+  api.post('/api/interactions/:id/resolve', { schema: { summary: 'Resolve or cancel an interaction', params: idParams('id'), body: resolveInteractionBody } }, async (request) => {
+    const { id } = request.params;
     const actor = companyActor(request.actor);
-    const body = parse(z.object({ resolution: jsonRecord().optional(), status: z.enum(['resolved', 'cancelled']).default('resolved') }).strict(), request.body);
+    const body = request.body;
     const interaction = await db.$transaction(async (tx) => {
       const existing = await tx.interaction.findUnique({ where: { id } });
       if (!existing || existing.companyId !== actor.companyId) throw notFound('interaction');

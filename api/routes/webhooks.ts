@@ -8,7 +8,8 @@ import { permit } from '../../services/authority';
 import type { Deps } from '../../services/deps';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '../../services/webhooks';
 import { createOnce } from '../idempotency';
-import { companyActor, ids, parse } from '../validation';
+import type { ZodTypeProvider } from '../openapi';
+import { companyActor, idParams } from '../validation';
 
 const createSchema = z
   .object({
@@ -20,37 +21,38 @@ const createSchema = z
   .strict();
 
 export function registerWebhookRoutes(app: FastifyInstance, deps: Deps) {
-  const companyScoped = (request: { actor: Parameters<typeof companyActor>[0]; params: unknown }, ...extra: 'webhookId'[]) => {
-    const params = ids(request.params, 'companyId', ...extra);
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const companyScoped = (request: { actor: Parameters<typeof companyActor>[0]; params: { companyId: string } }) => {
     const actor = companyActor(request.actor);
-    if (actor.companyId !== params.companyId) throw notFound('company');
-    permit(actor, 'webhook.manage', { companyId: params.companyId });
-    return { actor, params };
+    if (actor.companyId !== request.params.companyId) throw notFound('company');
+    permit(actor, 'webhook.manage', { companyId: request.params.companyId });
+    return actor;
   };
+  const companyParams = idParams('companyId');
+  const webhookParams = idParams('companyId', 'webhookId');
 
-  app.post('/api/companies/:companyId/webhooks', async (request, reply) => {
-    const { actor } = companyScoped(request);
-    const body = parse(createSchema, request.body);
+  api.post('/api/companies/:companyId/webhooks', { schema: { summary: 'Subscribe a URL to notifications (board); the answer is the only place the secret is shown', params: companyParams, body: createSchema } }, async (request, reply) => {
+    const actor = companyScoped(request);
     // a retried create with the same Idempotency-Key answers the first subscription (and its secret) again
     return createOnce(deps, request, reply, actor.companyId, async (remember) => ({
       status: 201,
-      body: await createWebhook(deps, actor, body, (tx, created) => remember(tx, { status: 201, body: created })),
+      body: await createWebhook(deps, actor, request.body, (tx, created) => remember(tx, { status: 201, body: created })),
     }));
   });
 
-  app.get('/api/companies/:companyId/webhooks', async (request) => {
-    const { actor } = companyScoped(request);
+  api.get('/api/companies/:companyId/webhooks', { schema: { summary: "The company's webhook subscriptions (board)", params: companyParams } }, async (request) => {
+    const actor = companyScoped(request);
     return { items: await listWebhooks(deps, actor) };
   });
 
-  app.delete('/api/companies/:companyId/webhooks/:webhookId', async (request, reply) => {
-    const { actor, params } = companyScoped(request, 'webhookId');
-    await deleteWebhook(deps, actor, params.webhookId);
+  api.delete('/api/companies/:companyId/webhooks/:webhookId', { schema: { summary: 'Delete a webhook subscription (board)', params: webhookParams } }, async (request, reply) => {
+    const actor = companyScoped(request);
+    await deleteWebhook(deps, actor, request.params.webhookId);
     return reply.status(204).send();
   });
 
-  app.get('/api/companies/:companyId/webhooks/:webhookId/deliveries', async (request) => {
-    const { actor, params } = companyScoped(request, 'webhookId');
-    return webhookDeliveries(deps, actor, params.webhookId);
+  api.get('/api/companies/:companyId/webhooks/:webhookId/deliveries', { schema: { summary: "A subscription's deliveries with their attempts, delivered or dead (board)", params: webhookParams } }, async (request) => {
+    const actor = companyScoped(request);
+    return webhookDeliveries(deps, actor, request.params.webhookId);
   });
 }

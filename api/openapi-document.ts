@@ -1,0 +1,13 @@
+/** The OpenAPI document without a running service: routes declare their schemas when registered, not when called. */
+import pino from 'pino';
+import type { Deps } from '../services/deps';
+import { buildApi } from './server';
+
+export async function documentOf(): Promise<unknown> {
+  // only the route declarations are read: no handler runs, so nothing but a logger is needed
+  const app = buildApi({ log: pino({ level: 'silent' }) } as unknown as Deps);
+  await app.ready();
+  const document = app.swagger();
+  await app.close();
+  return document;
+}

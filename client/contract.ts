@@ -1,0 +1,39 @@
+/**
+ * Compile-time contract between the typed client and the API's OpenAPI document: the request types the
+ * client sends must be exactly what the route schemas accept (checked both ways), so `npm run typecheck`
+ * fails when a route's schema changes and the client does not (regenerate with `npm run openapi:types`).
+ */
+import type * as C from './index';
+import type { paths } from './openapi.gen';
+
+type JsonBody<Op> = Op extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+type Body<P extends keyof paths, M extends 'post' | 'put' | 'patch'> = JsonBody<NonNullable<paths[P][M]>>;
+type Query<P extends keyof paths> = NonNullable<paths[P]['get']> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+/** every value of A is a value of B */
+type Fits<A, B> = [A] extends [B] ? true : false;
+/** the client sends only what the route accepts, and can send all of it (same fields: an optional extra one would fit too) */
+type Same<ClientType, Documented> = [Fits<ClientType, Documented>, Fits<Documented, ClientType>, Fits<keyof ClientType, keyof Documented>, Fits<keyof Documented, keyof ClientType>] extends [true, true, true, true] ? true : false;
+type Assert<T extends true> = T;
+
+export type RequestTypesMatchTheDocument = [
+  Assert<Same<C.CreateCompanyRequest, Body<'/api/companies', 'post'>>>,
+  Assert<Same<C.CreateAgentRequest, Body<'/api/companies/{companyId}/agents', 'post'>>>,
+  Assert<Same<C.UpdateAgentRequest, Body<'/api/agents/{id}', 'patch'>>>,
+  Assert<Same<C.CreateIssueRequest, Body<'/api/companies/{companyId}/issues', 'post'>>>,
+  Assert<Same<C.ListIssuesQuery, Query<'/api/companies/{companyId}/issues'>>>,
+  Assert<Same<C.UpdateIssueRequest, Body<'/api/issues/{id}', 'patch'>>>,
+  Assert<Same<{ body: string }, Body<'/api/issues/{id}/comments', 'post'>>>,
+  Assert<Same<C.WakeRequest, Body<'/api/issues/{id}/wake', 'post'>>>,
+  Assert<Same<C.WatchdogConfig, Body<'/api/issues/{issueId}/watchdog', 'put'>>>,
+  Assert<Same<C.CreateInteractionRequest, Body<'/api/issues/{id}/interactions', 'post'>>>,
+  Assert<Same<C.ResolveInteractionRequest, Body<'/api/interactions/{id}/resolve', 'post'>>>,
+  Assert<Fits<C.PauseTreeRequest & { mode: 'pause' }, Body<'/api/issues/{id}/tree-holds', 'post'>>>,
+  Assert<Fits<C.ResumeTreeRequest & { mode: 'resume' }, Body<'/api/issues/{id}/tree-holds', 'post'>>>,
+  Assert<Same<C.ReleaseTreeHoldRequest, Body<'/api/issues/{id}/tree-holds/{holdId}/release', 'post'>>>,
+  Assert<Same<C.StartJobRequest, Body<'/api/runs/{id}/jobs', 'post'>>>,
+  Assert<Same<C.EvidenceRequest, Body<'/api/runs/{id}/evidence', 'post'>>>,
+  Assert<Same<C.SilenceDecisionRequest, Body<'/api/runs/{id}/silence', 'post'>>>,
+  Assert<Same<C.ResolveBlockerRequest, Body<'/api/execution-blockers/{id}/resolve', 'post'>>>,
+  Assert<Same<C.TreeQuery, Query<'/api/issues/{id}/tree'>>>,
+  Assert<Same<C.CreateWebhookRequest, Body<'/api/companies/{companyId}/webhooks', 'post'>>>,
+];
