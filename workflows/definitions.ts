@@ -18,6 +18,8 @@ export interface WatchdogWorkflowState {
   lastChangeAt: string | null;
   startedAt: string;
   removed: boolean;
+  /** a removal signal not yet confirmed against the database; carried across continue-as-new */
+  removalRequested: boolean;
 }
 
 export const subtreeChangedSignal = defineSignal<[SubtreeChange]>('subtreeChanged');

@@ -2,7 +2,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -14,6 +13,7 @@ import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from './definitions';
 import { subtreeChangedSignal, watchdogRecoverySignal, watchdogRemovedSignal, watchdogStateQuery, type WatchdogWorkflowState } from './definitions';
+import { WatchdogEntity } from './watchdog-entity';
 
 // Evaluation reads a whole subtree (up to 10k issues) and writes a wake: two minutes is ample;
 // retried with backoff because a missed evaluation would leave a stopped tree unnoticed; the
@@ -42,102 +42,55 @@ export interface TaskWatchdogInput {
  * (removed, then re-added) restarts it fresh through continue-as-new.
  */
 export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<WatchdogWorkflowState> {
-  const { evaluateWatchdog, isWatchdogActive } = watchdogActivities(input.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS);
-  const state: WatchdogWorkflowState = input.carried ?? {
-    watchdogId: input.watchdogId,
-    issueId: input.issueId,
-    lastEvaluation: null,
-    evaluations: 0,
-    changesReceived: 0,
-    pendingChanges: 1, // evaluate once at start
-    lastChangeAt: null,
-    startedAt: new Date().toISOString(),
-    removed: false,
-  };
-  let successorId: string | null = null;
-  let removalRequested = false;
+  const heartbeatTimeoutMs = input.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
+  const { evaluateWatchdog, isWatchdogActive } = watchdogActivities(heartbeatTimeoutMs);
+  const watchdog = new WatchdogEntity(input.carried ?? WatchdogEntity.initialState(input.watchdogId, input.issueId));
+  setHandler(subtreeChangedSignal, (change) => watchdog.changed(change));
+  setHandler(watchdogRecoverySignal, (ping) => watchdog.pinged(ping));
+  setHandler(watchdogRemovedSignal, (removal) => watchdog.removalSignalled(removal));
+  setHandler(watchdogStateQuery, () => watchdog.state);
 
-  setHandler(subtreeChangedSignal, ({ watchdogId }) => {
-    if (watchdogId !== state.watchdogId) {
-      successorId = watchdogId;
-      return;
-    }
-    state.changesReceived += 1;
-    state.pendingChanges += 1;
-    state.lastChangeAt = new Date().toISOString();
-  });
-  setHandler(watchdogRecoverySignal, ({ watchdogId }) => {
-    if (watchdogId !== state.watchdogId) successorId = watchdogId;
-  });
-  setHandler(watchdogRemovedSignal, ({ watchdogId }) => {
-    if (watchdogId === state.watchdogId) removalRequested = true;
-  });
-  setHandler(watchdogStateQuery, () => state);
-  /** A re-added watchdog's run replaces this one, fresh. */
-  const handOver = async () => {
-    await condition(allHandlersFinished);
-    return continueAsNew<typeof taskWatchdogWorkflow>({ ...input, watchdogId: successorId!, carried: undefined });
+  const confirmRemoval = async () => {
+    const summary = { summary: 'Confirm the watchdog was removed' };
+    if (!(await isWatchdogActive.executeWithOptions(summary, [watchdog.state.watchdogId]))) watchdog.confirmRemoved();
   };
-  // A successor that signalled while this run confirmed its own removal takes over instead of
-  // being dropped with the completed run.
-  const successorTakesOver = () => successorId !== null && patched('hand-over-to-successor-after-removal');
+  const evaluate = async () => {
+    const debounce = { summary: 'Coalesce a burst of subtree changes' };
+    if (watchdog.state.pendingChanges > 0) await sleep(input.debounceMs, debounce);
+    watchdog.beginEvaluation();
+    setCurrentDetails(`evaluating the subtree (evaluation ${watchdog.state.evaluations + 1})`);
+    const summary = { summary: 'Evaluate the watched subtree; wake the watchdog agent on a new stop' };
+    const evaluation = await evaluateWatchdog.executeWithOptions(summary, [watchdog.state.watchdogId]);
+    watchdog.recordEvaluation(evaluation);
+    upsertSearchAttributes([{ key: StateKey, value: evaluation.state }]);
+  };
 
   for (;;) {
-    setCurrentDetails(describe(state));
-    const graceRecheckMs = untilFirstRunGraceEnds(state.lastEvaluation);
-    const waitMs = graceRecheckMs === null ? input.tickMs : Math.min(input.tickMs, graceRecheckMs);
-    const waitSummary = graceRecheckMs === null ? 'Wait for a subtree change or the safety tick' : 'Wait for a subtree change or the end of a first-run grace';
-    await condition(() => state.pendingChanges > 0 || removalRequested || successorId !== null, waitMs, { summary: waitSummary });
-    if (successorId !== null) return handOver();
-    if (removalRequested) {
-      removalRequested = false;
-      if (!(await isWatchdogActive.executeWithOptions({ summary: 'Confirm the watchdog was removed' }, [state.watchdogId]))) {
-        if (successorTakesOver()) return handOver();
-        state.removed = true;
-        upsertSearchAttributes([{ key: StateKey, value: 'removed' }]);
-        setCurrentDetails(describe(state));
-        await condition(allHandlersFinished);
-        return state;
-      }
-    }
-    // A burst of signals grows the history before any evaluation: hand the pending changes to a
-    // fresh run first, well below the server's 4,096-event suggestion (bench scenario 4).
-    if (patched('continue-as-new-before-evaluating') && historyFull()) {
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof taskWatchdogWorkflow>({ ...input, carried: state });
-    }
-    if (state.pendingChanges > 0) await sleep(input.debounceMs, { summary: 'Coalesce a burst of subtree changes' });
-    state.pendingChanges = 0;
-    setCurrentDetails(`evaluating the subtree (evaluation ${state.evaluations + 1})`);
-    state.lastEvaluation = await evaluateWatchdog.executeWithOptions({ summary: 'Evaluate the watched subtree; wake the watchdog agent on a new stop' }, [state.watchdogId]);
-    state.evaluations += 1;
-    upsertSearchAttributes([{ key: StateKey, value: state.lastEvaluation.state }]);
-    if (state.lastEvaluation.state === 'removed' && successorTakesOver()) return handOver();
-    if (state.lastEvaluation.state === 'removed') {
-      state.removed = true;
-      setCurrentDetails(describe(state));
-      await condition(allHandlersFinished);
-      return state;
-    }
-    if (patched('continue-as-new-before-evaluating') ? historyFull() : workflowInfo().continueAsNewSuggested) {
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof taskWatchdogWorkflow>({ ...input, carried: state });
-    }
+    setCurrentDetails(watchdog.describe());
+    const wait = watchdog.nextWait(input.tickMs);
+    await condition(() => watchdog.needsAttention() || historyFull(), wait.ms, { summary: wait.summary });
+    if (watchdog.takeRemovalRequest()) await confirmRemoval();
+    // a successor that signalled while this run confirmed its own removal takes over instead
+    if (watchdog.state.removed && watchdog.successorId === null) return finish(watchdog);
+    // a burst of signals grows the history before any evaluation: the pending changes go on in
+    // a fresh run first, well below the server's 4,096-event suggestion (bench scenario 4)
+    if (watchdog.successorId !== null || historyFull()) return continueOrHandOver(input, watchdog);
+    await evaluate();
   }
 }
 
-/** A timer never shorter than this: the grace end comes from the database's clock, not the workflow's. */
-const MIN_GRACE_RECHECK_MS = 250;
+/** The watchdog was removed and no successor took over: the workflow completes. */
+async function finish(watchdog: WatchdogEntity): Promise<WatchdogWorkflowState> {
+  upsertSearchAttributes([{ key: StateKey, value: 'removed' }]);
+  setCurrentDetails(watchdog.describe());
+  await condition(allHandlersFinished);
+  return watchdog.state;
+}
 
-/**
- * Milliseconds until the earliest first-run grace of the last evaluation ends, or null when nothing
- * waits on one. Without it a subtree whose only leaf was assigned and never woken stayed unreviewed
- * until the safety tick.
- */
-function untilFirstRunGraceEnds(last: WatchdogWorkflowState['lastEvaluation']): number | null {
-  if (last?.state !== 'pending_first_run' || !last.recheckAt) return null;
-  if (!patched('recheck-after-first-run-grace')) return null;
-  return Math.max(MIN_GRACE_RECHECK_MS, Date.parse(last.recheckAt) - Date.now());
+/** A fresh run: for a re-added watchdog (its successor), or for this one when its history is full. */
+async function continueOrHandOver(input: TaskWatchdogInput, watchdog: WatchdogEntity): Promise<never> {
+  await condition(allHandlersFinished);
+  return continueAsNew<typeof taskWatchdogWorkflow>({ ...input, ...watchdog.nextRun() });
 }
 
 /** Our own continue-as-new threshold leaves room for a 1,000-signal burst under 4,096 events. */
@@ -146,13 +99,4 @@ const HISTORY_EVENTS_BEFORE_CONTINUING = 2_048;
 function historyFull(): boolean {
   const info = workflowInfo();
   return info.continueAsNewSuggested || info.historyLength >= HISTORY_EVENTS_BEFORE_CONTINUING;
-}
-
-/** The one line the Temporal UI shows as the workflow's current details. */
-function describe(state: WatchdogWorkflowState): string {
-  if (state.removed) return `removed after ${state.evaluations} evaluations`;
-  const last = state.lastEvaluation;
-  if (!last) return 'waiting for the first evaluation';
-  const woke = last.woke ? ', woke the watchdog agent' : '';
-  return `${last.state}: ${last.includedCount} issues, ${last.stoppedLeafCount} stopped leaves${woke} (evaluation ${state.evaluations}, ${last.evaluatedAt})`;
 }

@@ -1,0 +1,86 @@
+/**
+ * The end of an agent run or a background job: whatever it still owns is stopped on the host that
+ * runs it (verified), then its row is settled exactly once.
+ */
+import {
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+  setCurrentDetails,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { StateKey } from '../domain/search-attributes';
+import { failureMessage } from './definitions';
+import { onHost } from './host-affine';
+
+// DB bookkeeping (claim, settle, which host, a pending stop): short idempotent CAS writes, retried
+// through database blips; bounded (20 attempts, about 8 minutes) so a database that stays broken
+// fails the workflow visibly instead of retrying for ever.
+export const bookkeeping = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
+});
+
+type Target = 'run' | 'job';
+/** What settles a run or a job: its id and its outcome. */
+export type Settlement =
+  | { target: 'run'; id: string; outcome: Parameters<Activities['finishRun']>[1] }
+  | { target: 'job'; id: string; outcome: Parameters<Activities['finishJob']>[1] };
+
+/** Records the outcome (a CAS: the first settlement wins) and returns the status the row ends in. */
+export async function settle(settlement: Settlement): Promise<string> {
+  const summary = { summary: `Settle the ${settlement.target} (${settlement.outcome.kind})` };
+  const status =
+    settlement.target === 'run'
+      ? await bookkeeping.finishRun.executeWithOptions(summary, [settlement.id, settlement.outcome])
+      : (await bookkeeping.finishJob.executeWithOptions(summary, [settlement.id, settlement.outcome])).status;
+  upsertSearchAttributes([{ key: StateKey, value: status }]);
+  setCurrentDetails(`settled: ${status}`);
+  return status;
+}
+
+/**
+ * Stops what the run or job owns, then settles it. Shielded: in a cancelled scope (the stop
+ * request itself) the clean-up would be cancelled before it was scheduled, leaving the row
+ * unsettled and its processes alive.
+ */
+export function stopAndSettle(settlement: Settlement, details: string, waitForHostMs: number): Promise<string> {
+  return CancellationScope.nonCancellable(async () => {
+    setCurrentDetails(details);
+    await stopOnOwningHost(settlement.target, settlement.id, waitForHostMs);
+    return settle(settlement);
+  });
+}
+
+/**
+ * The verified stop, on the owning host. When no worker of that host answers (or it fails while
+ * verifying) the stop is recorded `stop-pending` naming the host, never clean: the host's next
+ * worker completes it at start, or an operator declares the host lost.
+ */
+async function stopOnOwningHost(target: Target, id: string, waitForHostMs: number): Promise<void> {
+  const hostOf = { summary: `Find the host that runs the ${target}'s processes` };
+  const hostId = await bookkeeping.hostOf.executeWithOptions(hostOf, [target, id]);
+  if (hostId === null) {
+    const nothing = { summary: 'Record the stop: no host ever started a process' };
+    await bookkeeping.recordNothingStarted.executeWithOptions(nothing, [target, id]);
+    return;
+  }
+  // waiting for every owned process to exit (SIGKILL after the grace period) takes well under a
+  // minute; it heartbeats, so a worker that dies mid-stop is retried on the same host quickly
+  const stopper = onHost(hostId, {
+    waitForHostMs,
+    startToCloseTimeout: '1 minute',
+    heartbeatTimeout: '10 seconds',
+    maximumAttempts: 10,
+  });
+  try {
+    const summary = { summary: `Stop the ${target}'s processes on host ${hostId} and verify they exited` };
+    const stop = target === 'run' ? stopper.stopProcessGroup : stopper.stopJobProcesses;
+    await stop.executeWithOptions(summary, [id]);
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    const pending = { summary: `Record the stop as pending on host ${hostId}` };
+    await bookkeeping.recordStopPending.executeWithOptions(pending, [target, id, hostId, failureMessage(error)]);
+  }
+}

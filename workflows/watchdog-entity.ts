@@ -1,0 +1,111 @@
+import type { EvaluationSummary } from '../domain/watchdog';
+import type { SubtreeChange, WatchdogWorkflowState } from './definitions';
+
+/** A timer never shorter than this: the grace end comes from the database's clock, not the workflow's. */
+const MIN_GRACE_RECHECK_MS = 250;
+
+/**
+ * What one task watchdog run knows: its state (carried across continue-as-new), a successor that
+ * signalled, and whether its removal is requested or confirmed. The signal handlers only record
+ * here; the workflow's main loop acts on it, so no handler ever awaits.
+ */
+export class WatchdogEntity {
+  /** a newer watchdog of the same issue (removed, then re-added): the workflow hands over to it */
+  successorId: string | null = null;
+
+  constructor(readonly state: WatchdogWorkflowState) {}
+
+  static initialState(watchdogId: string, issueId: string): WatchdogWorkflowState {
+    return {
+      watchdogId,
+      issueId,
+      lastEvaluation: null,
+      evaluations: 0,
+      changesReceived: 0,
+      pendingChanges: 1, // evaluate once at start
+      lastChangeAt: null,
+      startedAt: new Date().toISOString(),
+      removed: false,
+      removalRequested: false,
+    };
+  }
+
+  changed({ watchdogId }: SubtreeChange): void {
+    if (this.isSuccessor(watchdogId)) return;
+    this.state.changesReceived += 1;
+    this.state.pendingChanges += 1;
+    this.state.lastChangeAt = new Date().toISOString();
+  }
+
+  /** A worker start's recovery ping changes nothing, unless it comes from a successor. */
+  pinged({ watchdogId }: SubtreeChange): void {
+    this.isSuccessor(watchdogId);
+  }
+
+  removalSignalled({ watchdogId }: { watchdogId: string }): void {
+    if (watchdogId === this.state.watchdogId) this.state.removalRequested = true;
+  }
+
+  /** Whether the main loop has something to do before the safety tick. */
+  needsAttention(): boolean {
+    const { pendingChanges, removalRequested, removed } = this.state;
+    return pendingChanges > 0 || removalRequested || removed || this.successorId !== null;
+  }
+
+  /** A removal request to confirm now; a successor makes the confirmation moot (it takes over). */
+  takeRemovalRequest(): boolean {
+    if (!this.state.removalRequested || this.successorId !== null) return false;
+    this.state.removalRequested = false;
+    return true;
+  }
+
+  confirmRemoved(): void {
+    this.state.removed = true;
+  }
+
+  /** The evaluation that starts covers every change received so far. */
+  beginEvaluation(): void {
+    this.state.pendingChanges = 0;
+  }
+
+  recordEvaluation(evaluation: EvaluationSummary): void {
+    this.state.lastEvaluation = evaluation;
+    this.state.evaluations += 1;
+    if (evaluation.state === 'removed') this.state.removed = true;
+  }
+
+  /** The next run's input: a successor starts fresh; otherwise this state goes on, pending signals included. */
+  nextRun(): { watchdogId?: string; carried: WatchdogWorkflowState | undefined } {
+    return this.successorId === null ? { carried: this.state } : { watchdogId: this.successorId, carried: undefined };
+  }
+
+  /**
+   * How long to wait for a signal: the safety tick, or less when a first-run grace of the last
+   * evaluation ends sooner (else a leaf assigned and never woken stayed unreviewed until the tick).
+   */
+  nextWait(tickMs: number): { ms: number; summary: string } {
+    const last = this.state.lastEvaluation;
+    if (last?.state !== 'pending_first_run' || !last.recheckAt) {
+      return { ms: tickMs, summary: 'Wait for a subtree change or the safety tick' };
+    }
+    const graceEndsInMs = Math.max(MIN_GRACE_RECHECK_MS, Date.parse(last.recheckAt) - Date.now());
+    const summary = 'Wait for a subtree change or the end of a first-run grace';
+    return { ms: Math.min(tickMs, graceEndsInMs), summary };
+  }
+
+  /** The one line the Temporal UI shows as the workflow's current details. */
+  describe(): string {
+    const { removed, evaluations, lastEvaluation: last } = this.state;
+    if (removed) return `removed after ${evaluations} evaluations`;
+    if (!last) return 'waiting for the first evaluation';
+    const woke = last.woke ? ', woke the watchdog agent' : '';
+    const counts = `${last.includedCount} issues, ${last.stoppedLeafCount} stopped leaves${woke}`;
+    return `${last.state}: ${counts} (evaluation ${evaluations}, ${last.evaluatedAt})`;
+  }
+
+  private isSuccessor(watchdogId: string): boolean {
+    if (watchdogId === this.state.watchdogId) return false;
+    this.successorId = watchdogId;
+    return true;
+  }
+}
