@@ -7,7 +7,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { workflowId } from '../domain/ids';
 import { runFiles } from '../services/run-files';
+import { watchdogStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
 
 let h: Harness;
@@ -308,8 +310,16 @@ test('a stranded subtree wakes its watchdog once for the stop with the blocker; 
     return found.length > 0 ? found : null;
   });
   expect(childLeafOf(stranded)?.executionBlockerIds).toEqual([blocker.id]);
+  const watchdogRun = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
+  const beforeRelease = await watchdogRun.query(watchdogStateQuery);
   expect((await release(c.token, parent.id, hold.id)).body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
-  expect(await wakes()).toHaveLength(1); // the release changed nothing material
+  // the release signalled the watchdog before answering: once it has evaluated that change, one wake proves it immaterial
+  await eventually('the release evaluated', async () => {
+    const state = await watchdogRun.query(watchdogStateQuery);
+    const evaluating = (await watchdogRun.describe()).raw.pendingActivities?.length;
+    return state.changesReceived > beforeRelease.changesReceived && state.pendingChanges === 0 && !evaluating;
+  });
+  expect(await wakes()).toHaveLength(1);
 
   expect((await resolve(c.token, blocker.id, { resolution: 'no_external_effects' })).status).toBe(200);
   await theOnlyResume(child.id);
