@@ -313,7 +313,7 @@ test('a stranded subtree wakes its watchdog once for the stop with the blocker; 
   const watchdogRun = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
   const beforeRelease = await watchdogRun.query(watchdogStateQuery);
   expect((await release(c.token, parent.id, hold.id)).body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
-  // the release signalled the watchdog before answering: once it has evaluated that change, one wake proves it immaterial
+  // the release signalled the watchdog before answering: once that change is evaluated, one wake proves it immaterial
   await eventually('the release evaluated', async () => {
     const state = await watchdogRun.query(watchdogStateQuery);
     const evaluating = (await watchdogRun.describe()).raw.pendingActivities?.length;

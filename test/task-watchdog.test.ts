@@ -298,8 +298,9 @@ describe('worker recovery', () => {
       const wakes = await watchdogWakes(watchdog.id);
       return wakes.length === 1 && wakes[0].runId ? wakes : null;
     });
-    // quiet: the review run has finished (and with it its change notification)
-    await h.services.client.workflow.getHandle(workflowId.agentRun(wake.runId!)).result();
+    // quiet: the review run has finished (and with it its change notification); its workflow may not have started yet
+    const reviewRun = h.services.client.workflow.getHandle(workflowId.agentRun(wake.runId!));
+    await eventually('the review run completed', async () => (await reviewRun.describe()).status.name === 'COMPLETED');
     await eventually('at rest', async () => (await watchdogState(root.id)).pendingChanges === 0 && !(await h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id)).describe()).raw.pendingActivities?.length);
     const before = await watchdogState(root.id);
     await recoverWorkflows(h.services);
