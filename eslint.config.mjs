@@ -1,5 +1,6 @@
 // Lint: no floating promises anywhere; workflow code stays deterministic (no Node builtins,
 // no database, no I/O modules) because it is replayed inside Temporal's sandbox.
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
@@ -10,8 +11,16 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.base],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+    },
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
+      // a cycle means two folders each depend on the other: one capability leaking into another's room
+      'import-x/no-cycle': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
     },

@@ -11,7 +11,7 @@ import { unverifiedStopOf, VERDICT_ACTIONS, verdictOf, type FailureState, type S
 import { permitOnRun } from './authority';
 import type { Deps } from './deps';
 import { blockersByRun } from './execution-blockers';
-import { resolveWork } from './jobs';
+import { resolveWork } from './work';
 import type { ProcessInfo } from './process-table';
 import { runFiles } from './run-files';
 
