@@ -13,7 +13,7 @@ import '../test/setup/runtime'; // installs the Temporal Runtime with a WARN log
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { stopFingerprint } from '../domain/watchdog';
 import { notifySubtreeChanged } from '../services/notify';
-import { startDevServer } from '../scripts/provision/temporal';
+import { startDevServer } from '../scripts/provision/temporal-dev-server';
 import { teardownStack, type GlobalStackState } from '../test/setup/reap';
 import { dbTrackFile, publishStack, stackFilePath, unpublishStack, type StackInfo } from '../test/setup/stack';
 import { startHarness, type Harness } from '../test/support/harness';

@@ -24,7 +24,7 @@ import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { createDatabase, databaseUrl, dropDatabase, migrateDeploy, resolveTestPostgresAdminUrl } from './provision/postgres';
 import { freePort } from './provision/ports';
 import { ensureTemporalServerTools, startTemporalCluster, TEMPORAL_SERVER_VERSION } from './provision/temporal-cluster';
-import { killOnExit, lineReader, spawnOrphanWatchdog } from './provision/temporal';
+import { killOnExit, lineReader, spawnOrphanWatchdog } from './provision/child-processes';
 import { eventually } from '../test/support/harness';
 import { requireNamespaces, simulatedHost, type SimulatedHost } from '../test/support/simulated-hosts';
 import { hostQueue } from '../domain/host';

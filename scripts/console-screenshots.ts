@@ -20,7 +20,7 @@ import { connectServices } from '../workers/runtime';
 import { CHROMIUM_ARGS, ensureChromium } from './provision/chromium';
 import { startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
-import { startDevServer } from './provision/temporal';
+import { startDevServer } from './provision/temporal-dev-server';
 
 const root = resolve(__dirname, '..');
 const DOCS = join(root, 'docs');

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Client as PgClient } from 'pg';
 import { workflowId } from '../domain/ids';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
-import { startDevServer, type DevServer } from '../scripts/provision/temporal';
+import { startDevServer, type DevServer } from '../scripts/provision/temporal-dev-server';
 import { ownedProcesses } from '../services/process-table';
 import { subtreeChangedSignal } from '../workflows/definitions';
 import { TMP_DIR } from './setup/stack';

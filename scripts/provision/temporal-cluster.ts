@@ -3,7 +3,7 @@
  *
  *   1. ensureTemporalServerTools(): `go install go.temporal.io/server/cmd/server@v1.29.1 …/cmd/tools/sql@v1.29.1`
  *      into the same user cache as the CLI (`~/.cache/treewarden/bin/temporal-server`, `temporal-sql-tool`), under
- *      the same install lock and with the same staging + atomic rename (scripts/provision/temporal.ts).
+ *      the same install lock and with the same staging + atomic rename (install-lock.ts, go-install.ts).
  *   2. setupTemporalDatabases(): `temporal-sql-tool create-database / setup-schema -v 0.0 / update-schema -d <dir>`
  *      for the persistence and the visibility database, with the versioned schema dirs of the module source that
  *      `go install` put in the module cache (`go mod download -json` prints where).
@@ -25,19 +25,11 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { dropDatabase } from './postgres';
 import { freePortsInRange } from './ports';
-import {
-  findOnPath,
-  goInstallBinaries,
-  killOnExit,
-  lineReader,
-  registerSearchAttributes,
-  removeLeftovers,
-  spawnOrphanWatchdog,
-  temporalCacheDir,
-  withInstallLock,
-  type Log,
-  type SearchAttributeTypeName,
-} from './temporal';
+import { registerSearchAttributes, type SearchAttributeTypeName } from '../../temporal/search-attributes';
+import { killOnExit, lineReader, spawnOrphanWatchdog } from './child-processes';
+import { goInstallBinaries } from './go-install';
+import { withInstallLock } from './install-lock';
+import { findOnPath, removeLeftovers, temporalCacheDir, type Log } from './temporal-cli';
 
 /** Matches the server embedded in the pinned CLI v1.5.1; its go.mod has no replace directives (go install-able). */
 export const TEMPORAL_SERVER_VERSION = '1.29.1';

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../domain/search-attributes';
 import { ensureChromium } from '../../scripts/provision/chromium';
-import { startDevServer, type DevServer } from '../../scripts/provision/temporal';
+import { startDevServer, type DevServer } from '../../scripts/provision/temporal-dev-server';
 import { log, reapStaleRuns, teardownStack } from './reap';
 import { publishStack, stackFilePath, dbTrackFile, type StackInfo } from './stack';
 

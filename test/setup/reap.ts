@@ -1,7 +1,8 @@
 /** Cleanup shared by global-setup.ts (failed setup, stale runs) and global-teardown.ts. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { pidAlive, type DevServer } from '../../scripts/provision/temporal';
+import type { DevServer } from '../../scripts/provision/temporal-dev-server';
+import { isAlive } from '../../services/process-table';
 import { TMP_DIR, type StackInfo } from './stack';
 
 type Log = (line: string) => void;
@@ -88,7 +89,7 @@ export async function reapStaleRuns(log: Log): Promise<void> {
     } catch {
       continue;
     }
-    if (pidAlive(info.jestPid)) continue; // a concurrent run
+    if (isAlive(info.jestPid)) continue; // a concurrent run
     log(`reaping stale test run ${info.runId}`);
     try {
       await teardownStack({ info, stackFile: file }, log);
