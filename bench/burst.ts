@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { workflowId } from '../domain/ids';
-import type { Harness } from '../test/support/harness';
+import type { Harness } from '../testing/harness';
 import { watchdogStateQuery } from '../workflows/definitions';
 import { applyChange, insertIssues, paced, quiescence, row, runHistoryLengths, waitFor, type ResultRow } from './support';
 

@@ -9,7 +9,7 @@
  * everything treewarden sent between the first change and quiescence.
  */
 import type pg from 'pg';
-import type { Harness } from '../test/support/harness';
+import type { Harness } from '../testing/harness';
 import { applyChange, log, paced, percentile, quiescence, row, statementCount, waitFor, type ResultRow, type SmallWatchedTree } from './support';
 
 const RATE = 50;

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { stopFingerprint } from '../domain/watchdog';
 import { evaluateWatchdog } from '../services/watchdogs';
-import { seedCompany, type Harness } from '../test/support/harness';
+import { seedCompany, type Harness } from '../testing/harness';
 import { insertIssues, ms, row, statementCount, treeOf, type ResultRow } from './support';
 
 const SIZE = 10_000;

@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { workflowId } from '../domain/ids';
-import type { Harness } from '../test/support/harness';
+import type { Harness } from '../testing/harness';
 import { addTallies, emptyTally, inParallel, log, row, statementCount, tallyHistory, type ResultRow, type SmallWatchedTree } from './support';
 
 /** the documented default of TREEWARDEN_WATCHDOG_TICK_MS (domain/config.ts): ten minutes */

@@ -17,7 +17,7 @@ import type pg from 'pg';
 import { classifySubtree } from '../domain/watchdog';
 import { PrismaClient } from '../generated/prisma/client';
 import { loadEvaluationInput } from '../services/subtree-snapshot';
-import type { Harness } from '../test/support/harness';
+import type { Harness } from '../testing/harness';
 import { PRODUCTION_TICK_MS } from './idle-cost';
 import { applyChange, databaseUrlOf, ms, paced, quiescence, row, statementCount, taggedPool, type ResultRow, type SmallWatchedTree } from './support';
 

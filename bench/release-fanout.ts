@@ -13,7 +13,7 @@ import { workflowId } from '../domain/ids';
 import { HoldNotActiveError, releaseHold } from '../services/holds';
 import { FAN_OUT_CONCURRENCY } from '../services/concurrency';
 import { emptyReport, resumeIfOwed } from '../services/resume';
-import type { Harness } from '../test/support/harness';
+import type { Harness } from '../testing/harness';
 import { inParallel, insertIssues, ms, row, treeOf, type ResultRow } from './support';
 
 const MEMBERS = 1000;

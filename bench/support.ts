@@ -9,14 +9,14 @@ import vm from 'node:vm';
 import type { Client as TemporalClient } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import pg from 'pg';
-import '../test/setup/runtime'; // installs the Temporal Runtime with a WARN logger, as in the tests
+import '../testing/runtime'; // installs the Temporal Runtime with a WARN logger, as in the tests
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { stopFingerprint } from '../domain/watchdog';
 import { notifySubtreeChanged } from '../services/notify';
 import { startDevServer } from '../scripts/provision/temporal-dev-server';
-import { teardownStack, type GlobalStackState } from '../test/setup/reap';
-import { dbTrackFile, publishStack, stackFilePath, unpublishStack, type StackInfo } from '../test/setup/stack';
-import { startHarness, type Harness } from '../test/support/harness';
+import { teardownStack, type GlobalStackState } from '../testing/reap';
+import { dbTrackFile, publishStack, stackFilePath, unpublishStack, type StackInfo } from '../testing/stack';
+import { startHarness, type Harness } from '../testing/harness';
 
 export const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 

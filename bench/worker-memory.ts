@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Harness } from '../test/support/harness';
+import type { Harness } from '../testing/harness';
 import { collectGarbage, log, evaluatedSince, quiescence, row, seedIdleWatchdogs, startWatchdogWorkflows, waitFor, type ResultRow } from './support';
 
 const WATCHDOGS = 10_000;

