@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { ServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import { CommanderError } from 'commander';
-import { EXIT, exitCodeFor, UsageError } from '../cli';
+import { EXIT, exitCodeFor, UsageError } from '../cli/errors';
 import { TreewardenApiError } from '../client';
 
 const root = path.join(__dirname, '..');
