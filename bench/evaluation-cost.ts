@@ -8,7 +8,8 @@ import type pg from 'pg';
 import { stopFingerprint } from '../domain/watchdog';
 import { evaluateWatchdog } from '../services/watchdogs';
 import { seedCompany, type Harness } from '../testing/harness';
-import { insertIssues, ms, row, statementCount, treeOf, type ResultRow } from './support';
+import { ms, row, statementCount, type ResultRow } from './support';
+import { insertIssues, treeOf } from './worlds';
 
 const SIZE = 10_000;
 const FANOUT = 10;

@@ -19,7 +19,8 @@ import { PrismaClient } from '../generated/prisma/client';
 import { loadEvaluationInput } from '../services/subtree-snapshot';
 import type { Harness } from '../testing/harness';
 import { PRODUCTION_TICK_MS } from './idle-cost';
-import { applyChange, databaseUrlOf, ms, paced, quiescence, row, statementCount, taggedPool, type ResultRow, type SmallWatchedTree } from './support';
+import { databaseUrlOf, ms, quiescence, row, statementCount, taggedPool, type ResultRow } from './support';
+import { applyChange, paced, type SmallWatchedTree } from './worlds';
 
 const PEER_INTERVAL_MS = 30_000;
 const WINDOWS = 3;
