@@ -29,7 +29,11 @@ export async function burst(h: Harness, pool: pg.Pool, companyId: string, agentI
   await h.services.orchestrator.subtreeChanged({ watchdogId, companyId, issueId: rootId, title: 'burst root' }, 'bench_start');
   const id = workflowId.taskWatchdog(rootId);
   const handle = h.services.client.workflow.getHandle(id);
-  await eventually('the burst watchdog to evaluate once', async () => (await handle.query(watchdogStateQuery)).evaluations > 0, 600_000);
+  await eventually(
+    'the burst watchdog to evaluate once',
+    async () => (await handle.query(watchdogStateQuery)).evaluations > 0,
+    600_000,
+  );
   await quiescence();
 
   const evaluations: number[] = [];

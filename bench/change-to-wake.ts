@@ -46,7 +46,11 @@ export async function changeToWake(h: Harness, pool: pg.Pool, trees: SmallWatche
       const { rows } = await pool.query<{ id: string; at: Date }>(`SELECT id, "lastTriggeredAt" AS at FROM "Watchdog" WHERE "lastTriggeredAt" >= $1`, [since]);
       return rows;
     };
-    await eventually('every materially changed watchdog to wake its agent', async () => (await triggered()).length === expected, 600_000);
+    await eventually(
+      'every materially changed watchdog to wake its agent',
+      async () => (await triggered()).length === expected,
+      600_000,
+    );
     await quiescence(); // the review runs the wakes started, and the evaluations they cause, are part of the cost
     const at = new Map((await triggered()).map((r) => [r.id, r.at.getTime()]));
     const latencies = trees.flatMap((t, i) => (material(i) ? [at.get(t.watchdogId)! - changedAt[i]] : []));

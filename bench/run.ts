@@ -16,7 +16,17 @@ import { evaluationCost } from './evaluation-cost';
 import { IDLE_TICK_MS, idleCost } from './idle-cost';
 import { peerPolling } from './peer-polling';
 import { releaseFanout } from './release-fanout';
-import { benchHarness, closeStack, databaseUrlOf, installStatementCounter, log, provisionStack, quiescence, taggedPool, type ResultRow } from './support';
+import {
+  benchHarness,
+  closeStack,
+  databaseUrlOf,
+  installStatementCounter,
+  log,
+  provisionStack,
+  quiescence,
+  taggedPool,
+  type ResultRow,
+} from './support';
 import { evaluatedSince, seedIdleWatchdogs, startWatchdogWorkflows, type SmallWatchedTree } from './worlds';
 import { workerMemory } from './worker-memory';
 
@@ -57,7 +67,11 @@ async function idleWatchdogs({ h, pool, companyId, agentId }: World, settle: boo
   await startWatchdogWorkflows(h, companyId, trees);
   const ids = trees.map((t) => t.watchdogId);
   log(`  ${trees.length} watchdog workflows started; waiting for their first evaluations`);
-  await eventually('every watchdog to evaluate once', async () => (await evaluatedSince(pool, since, ids)) === trees.length, 600_000);
+  await eventually(
+    'every watchdog to evaluate once',
+    async () => (await evaluatedSince(pool, since, ids)) === trees.length,
+    600_000,
+  );
   if (settle) await quiescence();
   return trees;
 }

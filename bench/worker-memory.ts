@@ -30,7 +30,11 @@ export async function workerMemory(h: Harness, pool: pg.Pool, companyId: string,
       const chunk = trees.slice(i, i + CHUNK);
       const since = new Date();
       await startWatchdogWorkflows(h, companyId, chunk, 32);
-      await eventually('a chunk of watchdogs to evaluate', async () => (await evaluatedSince(pool, since, chunk.map((t) => t.watchdogId))) === chunk.length, 600_000);
+      await eventually(
+        'a chunk of watchdogs to evaluate',
+        async () => (await evaluatedSince(pool, since, chunk.map((t) => t.watchdogId))) === chunk.length,
+        600_000,
+      );
       startRates.push(chunk.length / ((Date.now() - since.getTime()) / 1000));
       log(`  ${i + chunk.length + alreadyRunning} watchdog workflows, ${worker.getStatus().numCachedWorkflows} cached`);
     }

@@ -19,7 +19,16 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { requireNamespaces, simulatedHost } from '../testing/simulated-hosts';
 import { hostIdOf, runScenario } from './cluster-check-scenarios';
-import { cleanups, elapsed, say, startProcess, tailOf, teardown, tearingDownStarted, waitFor } from './cluster-check-support';
+import {
+  cleanups,
+  elapsed,
+  say,
+  startProcess,
+  tailOf,
+  teardown,
+  tearingDownStarted,
+  waitFor,
+} from './cluster-check-support';
 import { createDatabase, databaseUrl, dropDatabase, migrateDeploy, resolveTestPostgresAdminUrl } from './provision/postgres';
 import { freePort } from './provision/ports';
 import { startTemporalCluster } from './provision/temporal-cluster';

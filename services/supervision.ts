@@ -33,7 +33,9 @@ export async function emitFinding(deps: Deps, runId: string, verdict: FindingKin
   const { count } = await deps.db.finding.createMany({ data: [{ runId, stateVersion: run.stateVersion, findingHash: hash, verdict, details: details as object }], skipDuplicates: true });
   if (count === 0) return false;
   deps.log.warn({ runId, verdict, stateVersion: run.stateVersion, findingHash: hash, ...details }, `run ${runId}: ${verdict}`);
-  await deps.db.$transaction((tx) => logSystemActivity(tx, run.companyId, { action: 'run.finding', entityType: 'run', entityId: runId, details: { verdict, ...details } }));
+  await deps.db.$transaction((tx) =>
+    logSystemActivity(tx, run.companyId, { action: 'run.finding', entityType: 'run', entityId: runId, details: { verdict, ...details } }),
+  );
   return true;
 }
 

@@ -1,6 +1,7 @@
 /**
- * @module A wake for a `process` agent really runs its command through Temporal and PostgreSQL: the run ends
- * succeeded or failed by exit code, its token works while it runs and dies with it, and a wake is idempotent on its key.
+ * @module A wake for a `process` agent really runs its command through Temporal and PostgreSQL: the run
+ * ends succeeded or failed by exit code, its token works while it runs and dies with it, and a wake is
+ * idempotent on its key.
  */
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 

@@ -62,11 +62,12 @@ const gradedAfter = (runId: string, ms: number) =>
     const { startedAt, leaseRenewedAt } = await runRow(h, runId);
     return startedAt && leaseRenewedAt && leaseRenewedAt.getTime() - startedAt.getTime() >= ms ? leaseRenewedAt : null;
   });
-/** Resolves once `count` more supervision ticks have finished grading the run (each renews its lease after the last). */
+/** Resolves once `count` more supervision ticks have graded the run (each renews the lease after its grade). */
 async function supervisionTicks(runId: string, count: number) {
+  const renewedAt = async () => (await runRow(h, runId)).leaseRenewedAt?.getTime() ?? 0;
   for (let i = 0; i < count; i++) {
-    const before = (await runRow(h, runId)).leaseRenewedAt?.getTime() ?? 0;
-    await eventually('the next supervision tick', async () => ((await runRow(h, runId)).leaseRenewedAt?.getTime() ?? 0) > before);
+    const before = await renewedAt();
+    await eventually('the next supervision tick', async () => (await renewedAt()) > before);
   }
 }
 const aliveOwnedBy = async (runId: string) => {
