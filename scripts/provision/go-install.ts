@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { killOnExit, lineReader } from './child-processes';
-import type { Log } from './temporal-cli';
+
+type Log = (line: string) => void;
 
 function formatElapsed(ms: number): string {
   const s = Math.round(ms / 1000);

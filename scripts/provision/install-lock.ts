@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isAlive } from '../../services/process-table';
-import type { Log } from './temporal-cli';
+
+type Log = (line: string) => void;
 
 interface LockInfo {
   pid: number;
