@@ -11,8 +11,8 @@ module.exports = {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testTimeout: 120_000, // workflow bundling + Worker start take seconds
   maxWorkers: 1, // 2-core box: serial is faster and stable
-  globalSetup: '<rootDir>/test/setup/global-setup.ts', // one temporal dev server + PG template for the whole run
-  globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
-  setupFilesAfterEnv: ['<rootDir>/test/setup/runtime.ts'],
+  globalSetup: '<rootDir>/testing/global-setup.ts', // one temporal dev server + PG template for the whole run
+  globalTeardown: '<rootDir>/testing/global-teardown.ts',
+  setupFilesAfterEnv: ['<rootDir>/testing/runtime.ts'],
   modulePathIgnorePatterns: ['<rootDir>/.data/', '<rootDir>/.tmp/', '<rootDir>/.bench/'],
 };

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { databaseUrl, dropDatabase } from '../scripts/provision/postgres';
 import { childWith, cpuSeconds, parentOf } from './process-cpu';
-import { clientSession, startServiceStack, type ServiceStack, type WorkloadResult } from '../test/support/service-stack';
+import { clientSession, startServiceStack, type ServiceStack, type WorkloadResult } from '../testing/service-stack';
 import { log, percentile, row, type ResultRow } from './support';
 
 const CLIENTS = 32;

@@ -7,9 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { workflowId } from '../domain/ids';
-import type { Harness } from '../test/support/harness';
+import { eventually, type Harness } from '../testing/harness';
 import { watchdogStateQuery } from '../workflows/definitions';
-import { applyChange, insertIssues, paced, quiescence, row, runHistoryLengths, waitFor, type ResultRow } from './support';
+import { quiescence, row, runHistoryLengths, type ResultRow } from './support';
+import { applyChange, insertIssues, paced } from './worlds';
 
 const CHANGES = 1000;
 const BURSTS = 5;
@@ -28,7 +29,11 @@ export async function burst(h: Harness, pool: pg.Pool, companyId: string, agentI
   await h.services.orchestrator.subtreeChanged({ watchdogId, companyId, issueId: rootId, title: 'burst root' }, 'bench_start');
   const id = workflowId.taskWatchdog(rootId);
   const handle = h.services.client.workflow.getHandle(id);
-  await waitFor('the burst watchdog to evaluate once', async () => (await handle.query(watchdogStateQuery)).evaluations > 0);
+  await eventually(
+    'the burst watchdog to evaluate once',
+    async () => (await handle.query(watchdogStateQuery)).evaluations > 0,
+    600_000,
+  );
   await quiescence();
 
   const evaluations: number[] = [];

@@ -9,8 +9,9 @@
  * everything treewarden sent between the first change and quiescence.
  */
 import type pg from 'pg';
-import type { Harness } from '../test/support/harness';
-import { applyChange, log, paced, percentile, quiescence, row, statementCount, waitFor, type ResultRow, type SmallWatchedTree } from './support';
+import { eventually, type Harness } from '../testing/harness';
+import { log, percentile, quiescence, row, statementCount, type ResultRow } from './support';
+import { applyChange, paced, type SmallWatchedTree } from './worlds';
 
 const RATE = 50;
 const ROUNDS = 3;
@@ -45,7 +46,11 @@ export async function changeToWake(h: Harness, pool: pg.Pool, trees: SmallWatche
       const { rows } = await pool.query<{ id: string; at: Date }>(`SELECT id, "lastTriggeredAt" AS at FROM "Watchdog" WHERE "lastTriggeredAt" >= $1`, [since]);
       return rows;
     };
-    await waitFor('every materially changed watchdog to wake its agent', async () => (await triggered()).length === expected);
+    await eventually(
+      'every materially changed watchdog to wake its agent',
+      async () => (await triggered()).length === expected,
+      600_000,
+    );
     await quiescence(); // the review runs the wakes started, and the evaluations they cause, are part of the cost
     const at = new Map((await triggered()).map((r) => [r.id, r.at.getTime()]));
     const latencies = trees.flatMap((t, i) => (material(i) ? [at.get(t.watchdogId)! - changedAt[i]] : []));

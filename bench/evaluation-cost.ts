@@ -7,8 +7,9 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { stopFingerprint } from '../domain/watchdog';
 import { evaluateWatchdog } from '../services/watchdogs';
-import { seedCompany, type Harness } from '../test/support/harness';
-import { insertIssues, ms, row, statementCount, treeOf, type ResultRow } from './support';
+import { seedCompany, type Harness } from '../testing/harness';
+import { ms, row, statementCount, type ResultRow } from './support';
+import { insertIssues, treeOf } from './worlds';
 
 const SIZE = 10_000;
 const FANOUT = 10;

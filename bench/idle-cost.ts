@@ -7,8 +7,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { workflowId } from '../domain/ids';
-import type { Harness } from '../test/support/harness';
-import { addTallies, emptyTally, inParallel, log, row, statementCount, tallyHistory, type ResultRow, type SmallWatchedTree } from './support';
+import type { Harness } from '../testing/harness';
+import { addTallies, emptyTally, inParallel, log, row, statementCount, tallyHistory, type ResultRow } from './support';
+import { type SmallWatchedTree } from './worlds';
 
 /** the documented default of TREEWARDEN_WATCHDOG_TICK_MS (domain/config.ts): ten minutes */
 export const PRODUCTION_TICK_MS = 600_000;

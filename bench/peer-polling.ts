@@ -16,10 +16,11 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type pg from 'pg';
 import { classifySubtree } from '../domain/watchdog';
 import { PrismaClient } from '../generated/prisma/client';
-import { loadSubtree } from '../services/subtree-snapshot';
-import type { Harness } from '../test/support/harness';
+import { loadEvaluationInput } from '../services/subtree-snapshot';
+import type { Harness } from '../testing/harness';
 import { PRODUCTION_TICK_MS } from './idle-cost';
-import { applyChange, databaseUrlOf, ms, paced, quiescence, row, statementCount, taggedPool, type ResultRow, type SmallWatchedTree } from './support';
+import { databaseUrlOf, ms, quiescence, row, statementCount, taggedPool, type ResultRow } from './support';
+import { applyChange, paced, type SmallWatchedTree } from './worlds';
 
 const PEER_INTERVAL_MS = 30_000;
 const WINDOWS = 3;
@@ -29,8 +30,8 @@ const CHANGES_PER_SECOND = 5;
 async function reconcileAll(db: PrismaClient, firstRunGraceMs: number): Promise<void> {
   const watchdogs = await db.watchdog.findMany({ where: { status: 'active' } });
   for (const w of watchdogs) {
-    // the same subtree read treewarden uses, so the comparison is the scheduling, not the query
-    const nodes = await loadSubtree(db, w.issueId);
+    // the same one-statement read treewarden's evaluation uses, so the comparison is the scheduling, not the query
+    const { nodes } = await loadEvaluationInput(db, w.id);
     classifySubtree(
       nodes,
       { agentId: w.agentId, instructions: w.instructions },

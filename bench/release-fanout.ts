@@ -13,8 +13,9 @@ import { workflowId } from '../domain/ids';
 import { HoldNotActiveError, releaseHold } from '../services/holds';
 import { FAN_OUT_CONCURRENCY } from '../services/concurrency';
 import { emptyReport, resumeIfOwed } from '../services/resume';
-import type { Harness } from '../test/support/harness';
-import { inParallel, insertIssues, ms, row, treeOf, type ResultRow } from './support';
+import type { Harness } from '../testing/harness';
+import { inParallel, ms, row, type ResultRow } from './support';
+import { insertIssues, treeOf } from './worlds';
 
 const MEMBERS = 1000;
 const REPEATS = 2;

@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
-import type { GlobalStackState } from '../test/setup/reap';
-import { seedCompany, type Harness } from '../test/support/harness';
+import type { GlobalStackState } from '../testing/reap';
+import { eventually, seedCompany, type Harness } from '../testing/harness';
 import { apiLoad } from './api-load';
 import { burst } from './burst';
 import { changeToWake } from './change-to-wake';
@@ -20,18 +20,14 @@ import {
   benchHarness,
   closeStack,
   databaseUrlOf,
-  evaluatedSince,
   installStatementCounter,
   log,
   provisionStack,
   quiescence,
-  seedIdleWatchdogs,
-  startWatchdogWorkflows,
   taggedPool,
-  waitFor,
   type ResultRow,
-  type SmallWatchedTree,
 } from './support';
+import { evaluatedSince, seedIdleWatchdogs, startWatchdogWorkflows, type SmallWatchedTree } from './worlds';
 import { workerMemory } from './worker-memory';
 
 const REPO_ROOT = path.resolve(__dirname, '..');
@@ -71,7 +67,11 @@ async function idleWatchdogs({ h, pool, companyId, agentId }: World, settle: boo
   await startWatchdogWorkflows(h, companyId, trees);
   const ids = trees.map((t) => t.watchdogId);
   log(`  ${trees.length} watchdog workflows started; waiting for their first evaluations`);
-  await waitFor('every watchdog to evaluate once', async () => (await evaluatedSince(pool, since, ids)) === trees.length);
+  await eventually(
+    'every watchdog to evaluate once',
+    async () => (await evaluatedSince(pool, since, ids)) === trees.length,
+    600_000,
+  );
   if (settle) await quiescence();
   return trees;
 }

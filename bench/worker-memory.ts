@@ -6,8 +6,9 @@
  */
 import type pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Harness } from '../test/support/harness';
-import { collectGarbage, log, evaluatedSince, quiescence, row, seedIdleWatchdogs, startWatchdogWorkflows, waitFor, type ResultRow } from './support';
+import { eventually, type Harness } from '../testing/harness';
+import { collectGarbage, log, quiescence, row, type ResultRow } from './support';
+import { evaluatedSince, seedIdleWatchdogs, startWatchdogWorkflows } from './worlds';
 
 const WATCHDOGS = 10_000;
 const CHUNK = 2_250;
@@ -29,7 +30,11 @@ export async function workerMemory(h: Harness, pool: pg.Pool, companyId: string,
       const chunk = trees.slice(i, i + CHUNK);
       const since = new Date();
       await startWatchdogWorkflows(h, companyId, chunk, 32);
-      await waitFor('a chunk of watchdogs to evaluate', async () => (await evaluatedSince(pool, since, chunk.map((t) => t.watchdogId))) === chunk.length);
+      await eventually(
+        'a chunk of watchdogs to evaluate',
+        async () => (await evaluatedSince(pool, since, chunk.map((t) => t.watchdogId))) === chunk.length,
+        600_000,
+      );
       startRates.push(chunk.length / ((Date.now() - since.getTime()) / 1000));
       log(`  ${i + chunk.length + alreadyRunning} watchdog workflows, ${worker.getStatus().numCachedWorkflows} cached`);
     }

@@ -3,41 +3,18 @@
  * operator actions on the API (stop a run, release a tree hold).
  *
  * Every command takes `--json` (machine output on stdout; on failure `{ "error": ... }`, the
- * human message still goes to stderr). Exit codes: see EXIT.
+ * human message still goes to stderr). Exit codes: see EXIT (errors.ts).
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import path from 'node:path';
-import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { createTreewardenClient, TreewardenApiError, type BlockerResolution } from '../client';
-import { uuidSchema, workflowId } from '../domain/ids';
-import { holdStateQuery, watchdogStateQuery } from '../workflows/definitions';
+import { uuidSchema } from '../domain/ids';
+import { EXIT, exitCodeFor, messageOf, UsageError } from './errors';
 import { formatTree } from './tree-format';
-
-export const EXIT = { ok: 0, error: 1, usage: 2, notFound: 3, conflict: 4, denied: 5 } as const;
-
-/** Bad input caught before anything is called: exit 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
-/** The one place errors become exit codes. */
-export function exitCodeFor(error: unknown): number {
-  if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage; // --help is 0
-  if (error instanceof UsageError) return EXIT.usage;
-  if (error instanceof WorkflowNotFoundError) return EXIT.notFound;
-  if (error instanceof TreewardenApiError) {
-    if (error.code === 'bad_request') return EXIT.usage;
-    if (error.code === 'not_found') return EXIT.notFound;
-    if (error.code === 'conflict' || error.code === 'reconciliation_required') return EXIT.conflict;
-    if (error.code === 'unauthorized' || error.code === 'forbidden') return EXIT.denied;
-    return EXIT.error;
-  }
-  const grpc = error instanceof ServiceError ? error.cause : error;
-  if (isGrpcServiceError(grpc) && (grpc.code === 7 || grpc.code === 16)) return EXIT.denied; // PERMISSION_DENIED, UNAUTHENTICATED
-  return EXIT.error;
-}
+import { candidateWorkflowIds, describeWorkflow, humanStatus, workflowStatus } from './workflow-status';
 
 const EXIT_HELP = `
 Exit codes:
@@ -90,71 +67,6 @@ function runScript(script: string): Promise<number> {
     child.once('error', reject);
     child.once('exit', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0)));
   });
-}
-
-const STATE_QUERIES = { 'task-watchdog': watchdogStateQuery, 'tree-hold': holdStateQuery } as const;
-
-/** The workflow ids an operator may mean: an explicit workflow id, or a bare run or hold uuid. */
-function candidateWorkflowIds(id: string): string[] {
-  const match = /^(task-watchdog|tree-hold|agent-run):(.*)$/.exec(id);
-  if (!uuidSchema.safeParse(match ? match[2] : id).success) {
-    throw new UsageError(`"${id}" is neither task-watchdog:<issueId>, tree-hold:<holdId>, agent-run:<runId> nor a run or hold UUID`);
-  }
-  return match ? [id] : [workflowId.agentRun(id), workflowId.treeHold(id)];
-}
-
-async function describeWorkflow(client: Client, ids: string[]) {
-  for (const id of ids) {
-    try {
-      return await client.workflow.getHandle(id).describe();
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-    }
-  }
-  throw new WorkflowNotFoundError(`no workflow ${ids.join(' or ')} in this namespace`, ids[0], undefined);
-}
-
-async function workflowStatus(client: Client, description: WorkflowExecutionDescription) {
-  const status = {
-    workflowId: description.workflowId,
-    runId: description.runId,
-    type: description.type,
-    status: description.status.name,
-    summary: (await description.staticSummary()) ?? null,
-    taskQueue: description.taskQueue,
-    startTime: description.startTime,
-    closeTime: description.closeTime ?? null,
-    historyLength: description.historyLength,
-    searchAttributes: Object.fromEntries(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value])),
-    memo: description.memo ?? {},
-  };
-  const query = STATE_QUERIES[description.workflowId.split(':')[0] as keyof typeof STATE_QUERIES];
-  if (!query || description.status.name !== 'RUNNING') return status;
-  // a query needs a worker to answer it: do not hang when none is polling
-  try {
-    return { ...status, state: await client.withDeadline(Date.now() + 5_000, () => client.workflow.getHandle(description.workflowId).query(query.name)) };
-  } catch (error) {
-    return { ...status, stateError: `state query failed (is a worker running?): ${messageOf(error)}` };
-  }
-}
-
-function humanStatus(status: Awaited<ReturnType<typeof workflowStatus>>): string {
-  const rows: [string, unknown][] = [
-    ['workflow', status.workflowId],
-    ['run id', status.runId],
-    ['type', status.type],
-    ['status', status.status],
-    ['summary', status.summary],
-    ['task queue', status.taskQueue],
-    ['started', status.startTime.toISOString()],
-    ['closed', status.closeTime?.toISOString()],
-    ['history', `${status.historyLength} events`],
-    ...Object.entries(status.searchAttributes).map(([key, value]): [string, unknown] => [key, value]),
-  ];
-  const lines = rows.filter(([, value]) => value != null).map(([key, value]) => `${`${key}:`.padEnd(22)} ${String(value)}`);
-  if ('state' in status) lines.push(`state:\n${JSON.stringify(status.state, null, 2).replace(/^/gm, '  ')}`);
-  if ('stateError' in status) lines.push(`state: ${status.stateError}`);
-  return lines.join('\n');
 }
 
 function positiveInt(value: string): number {
@@ -304,12 +216,6 @@ function buildProgram(): Command {
     });
 
   return program;
-}
-
-function messageOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error && !error.message.includes(error.cause.message) ? `: ${error.cause.message}` : '';
-  return error.message + cause;
 }
 
 async function run(argv: string[]): Promise<number> {

@@ -79,23 +79,6 @@ export function verdictOf(f: SupervisionFacts): Verdict {
   }
 }
 
-/** Verdicts someone must look at; the rest are emitted as nothing (no alert storms). */
-export function needsAttention(verdict: Verdict): boolean {
-  switch (verdict) {
-    case 'silent-running':
-    case 'stop-partial':
-    case 'stop-pending':
-    case 'host-lost':
-    case 'failed-uninspected':
-    case 'monitor-orphaned':
-      return true;
-    case 'live-running':
-    case 'failed-superseded':
-    case 'terminal-clean':
-      return false;
-  }
-}
-
 /**
  * Stable hash of a finding's material content: the same finding hashes the same, whatever its key
  * order, and findings that differ anywhere (also inside nested objects) hash differently. Keys are

@@ -16,25 +16,16 @@ import { createTreewardenClient, type TreewardenClient } from '../client';
 import { parseConfig } from '../domain/config';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { createWorker } from '../workers/create-worker';
+import { eventually } from '../testing/harness';
 import { connectServices } from '../workers/runtime';
 import { CHROMIUM_ARGS, ensureChromium } from './provision/chromium';
 import { startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
-import { startDevServer } from './provision/temporal';
+import { startDevServer } from './provision/temporal-dev-server';
 
 const root = resolve(__dirname, '..');
 const DOCS = join(root, 'docs');
 const say = (line: string) => process.stdout.write(`[screenshots] ${line}\n`);
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const value = await probe().catch(() => null);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** A launch tree: a held branch, a finished branch and a build whose agent is running three processes. */
 async function seed(admin: TreewardenClient, apiUrl: string) {
@@ -52,10 +43,10 @@ async function seed(admin: TreewardenClient, apiUrl: string) {
   await board.createIssue(company.id, { title: 'Release notes', parentId: docs.id, status: 'done' });
   const wake = await board.wakeIssue(build.id, {});
   const runId = wake.runId as string;
-  await until('the build run to start its processes', async () => {
+  await eventually('the build run to start its processes', async () => {
     const view = await board.inspectWork(runId);
     return view.processTree.visible && view.processTree.processes.length >= 3;
-  });
+  }, 60_000);
   await board.pauseTree(docs.id, { reason: 'waiting for legal review' });
   return { token: company.boardToken, launchId: launch.id, firmwareId: firmware.id, runId };
 }
@@ -113,9 +104,11 @@ async function main() {
       // by keyboard: a click on the summary's middle may land on the issue's link
       await closed.first().focus();
       await page.keyboard.press('Enter');
-      await until('the level to load', async () => (await page.locator('ul[role=tree] details[open] > ul > [aria-busy=true]').count()) === 0);
+      const loading = page.locator('ul[role=tree] details[open] > ul > [aria-busy=true]');
+      await eventually('the level to load', async () => (await loading.count()) === 0, 60_000);
     }
-    await until('the expanded levels', async () => (await page.getByRole('link', { name: 'Build the release image' }).count()) === 1);
+    const build = page.getByRole('link', { name: 'Build the release image' });
+    await eventually('the expanded levels', async () => (await build.count()) === 1, 60_000);
     await page.locator(`#badges-${seeded.firmwareId}`).waitFor();
     await page.evaluate('document.activeElement.blur()');
     await page.screenshot({ path: join(DOCS, 'console-tree.png'), fullPage: true });

@@ -2,7 +2,7 @@
  * `tsx scripts/install-temporal.ts`: make sure the pinned Temporal CLI is in the user cache and print its path.
  * Progress goes to stderr, the path alone to stdout (so `TEMPORAL=$(npx tsx scripts/install-temporal.ts)` works).
  */
-import { ensureTemporalCli, TEMPORAL_CLI_VERSION } from './provision/temporal';
+import { ensureTemporalCli, TEMPORAL_CLI_VERSION } from './provision/temporal-cli';
 
 async function main(): Promise<void> {
   const started = Date.now();

@@ -5,15 +5,15 @@
  * change that would break running executions fails CI. Re-record after a deliberate, patched change;
  * files it does not write (older recordings kept on purpose) are left alone.
  */
-import '../test/setup/runtime';
+import '../testing/runtime';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import globalSetup from '../test/setup/global-setup';
-import globalTeardown from '../test/setup/global-teardown';
-import { seedCompany, startHarness } from '../test/support/harness';
-import { blockerResolved, holdInterruptsRun, inspectionProbesHost, monitorStopsWithOwner, runFails, watchdogWakes } from '../test/support/scenarios';
-import { webhookDelivered, webhookGivenUp } from '../test/support/webhook-scenarios';
+import globalSetup from '../testing/global-setup';
+import globalTeardown from '../testing/global-teardown';
+import { seedCompany, startHarness } from '../testing/harness';
+import { blockerResolved, holdInterruptsRun, inspectionProbesHost, monitorStopsWithOwner, runFails, watchdogWakes } from '../testing/scenarios';
+import { webhookDelivered, webhookGivenUp } from '../testing/webhook-scenarios';
 
 const HISTORIES_DIR = join(__dirname, '..', 'test', 'histories');
 

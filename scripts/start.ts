@@ -12,7 +12,9 @@ import { createTreewardenClient } from '../client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { EMBEDDED_PG_PORT_VARIABLE, startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
-import { ensureTemporalCli, spawnOrphanWatchdog, startDevServer } from './provision/temporal';
+import { spawnOrphanWatchdog } from './provision/child-processes';
+import { ensureTemporalCli } from './provision/temporal-cli';
+import { startDevServer } from './provision/temporal-dev-server';
 
 const root = resolve(__dirname, '..');
 const DEFAULT_EMBEDDED_PG_PORT = 54329;

@@ -32,3 +32,12 @@ export async function logActivity(tx: Tx, entry: ActivityEntry): Promise<void> {
   });
   await recordNotification(tx, entry.companyId, { action: entry.action, entityType: entry.entityType, entityId: entry.entityId, details: entry.details ?? {}, recordId: record.id });
 }
+
+/** An audit record written by treewarden itself (no person or run asked for it), in the company of the entity. */
+export function logSystemActivity(
+  tx: Tx,
+  companyId: string,
+  entry: Omit<ActivityEntry, 'companyId' | 'actor'>,
+): Promise<void> {
+  return logActivity(tx, { companyId, actor: { kind: 'system', companyId }, ...entry });
+}

@@ -5,7 +5,7 @@ import { AppError } from '../domain/errors';
 import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
 import { preservedCheckpoint } from '../domain/checkpoint';
 import type { RunEndReason } from '../domain/postmortem';
-import { logActivity } from './activity-log';
+import { logActivity, logSystemActivity } from './activity-log';
 import { permitOnRun } from './authority';
 import { unknownOutcomeBlocker } from './execution-blockers';
 import type { Deps } from './deps';
@@ -71,18 +71,14 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
     if (status === 'cancelled' && run.adapterEntered && run.stopKind === 'operator_hold' && !checkpoint) {
       // the adapter may have acted before the stop landed: never replay it blindly
       const blocker = await tx.executionBlocker.create({ data: unknownOutcomeBlocker(run) });
-      await logActivity(tx, {
-        companyId: run.companyId,
-        actor: { kind: 'system', companyId: run.companyId },
+      await logSystemActivity(tx, run.companyId, {
         action: 'execution_blocker.created',
         entityType: 'run',
         entityId: runId,
         details: { blockerId: blocker.id, issueId: run.issueId, cause: blocker.cause, nextAction: blocker.nextAction },
       });
     }
-    await logActivity(tx, {
-      companyId: run.companyId,
-      actor: { kind: 'system', companyId: run.companyId },
+    await logSystemActivity(tx, run.companyId, {
       action: `run.${status}`,
       entityType: 'run',
       entityId: runId,

@@ -85,12 +85,6 @@ const toNode = (n: NodeRow): SubtreeNode => ({
   executionBlockerIds: n.executionBlockerIds ?? [],
 });
 
-/** Every included issue under (and including) `issueId`, with the facts the classifier needs. */
-export async function loadSubtree(db: Db, issueId: string): Promise<SubtreeNode[]> {
-  const rows = await db.$queryRaw<NodeRow[]>`WITH RECURSIVE ${walkWithFacts(Prisma.sql`${issueId}::uuid`)} SELECT * FROM nodes`;
-  return rows.map(toNode);
-}
-
 /**
  * The watchdog, its pending review task and its subtree, in one statement: an evaluation that
  * changes nothing costs this read and the write of its summary (bench scenario 2). The watchdog and

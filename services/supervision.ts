@@ -6,7 +6,7 @@
 import { AppError } from '../domain/errors';
 import { DEFAULT_SILENCE_POLICY, findingHash, lastSignOfLife, silenceLevel, type SilenceDecision, type FindingKind, type SilencePolicy } from '../domain/supervision';
 import type { Actor } from '../domain/actor';
-import { logActivity } from './activity-log';
+import { logActivity, logSystemActivity } from './activity-log';
 import type { Deps } from './deps';
 import { modifiedAt, ownedProcesses } from './process-table';
 import type { RunFiles } from './run-files';
@@ -33,7 +33,9 @@ export async function emitFinding(deps: Deps, runId: string, verdict: FindingKin
   const { count } = await deps.db.finding.createMany({ data: [{ runId, stateVersion: run.stateVersion, findingHash: hash, verdict, details: details as object }], skipDuplicates: true });
   if (count === 0) return false;
   deps.log.warn({ runId, verdict, stateVersion: run.stateVersion, findingHash: hash, ...details }, `run ${runId}: ${verdict}`);
-  await deps.db.$transaction((tx) => logActivity(tx, { companyId: run.companyId, actor: { kind: 'system', companyId: run.companyId }, action: 'run.finding', entityType: 'run', entityId: runId, details: { verdict, ...details } }));
+  await deps.db.$transaction((tx) =>
+    logSystemActivity(tx, run.companyId, { action: 'run.finding', entityType: 'run', entityId: runId, details: { verdict, ...details } }),
+  );
   return true;
 }
 
@@ -80,9 +82,7 @@ export async function reconcileSupersession(deps: Deps, issueId: string): Promis
         where: { id: run.id },
         data: { failureState: 'superseded', supersededByRunId: replacement.id, supersessionEvidenceId: replacement.evidence[0].id, stateVersion: { increment: 1 } },
       });
-      await logActivity(tx, {
-        companyId: run.companyId,
-        actor: { kind: 'system', companyId: run.companyId },
+      await logSystemActivity(tx, run.companyId, {
         action: 'run.superseded',
         entityType: 'run',
         entityId: run.id,

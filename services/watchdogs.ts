@@ -15,7 +15,7 @@ import {
   type Classification,
   type EvaluationSummary,
 } from '../domain/watchdog';
-import { logActivity } from './activity-log';
+import { logActivity, logSystemActivity } from './activity-log';
 import { loadEvaluationInput } from './subtree-snapshot';
 import type { Deps } from './deps';
 import { createWake, dispatchWake } from './wakes';
@@ -103,9 +103,7 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
     lastReviewed = watchdog.pendingReviewFingerprint;
     await deps.db.$transaction(async (tx) => {
       await tx.watchdog.update({ where: { id: watchdogId }, data: { lastReviewedFingerprint: lastReviewed, pendingReviewFingerprint: null } });
-      await logActivity(tx, {
-        companyId: watchdog.companyId,
-        actor: { kind: 'system', companyId: watchdog.companyId },
+      await logSystemActivity(tx, watchdog.companyId, {
         action: 'issue.task_watchdog_fingerprint_reviewed',
         entityType: 'issue',
         entityId: watchdog.issueId,
@@ -209,9 +207,7 @@ async function triggerReview(deps: Deps, watchdogId: string, result: Classificat
         where: { id: watchdogId },
         data: { pendingReviewFingerprint: fingerprint, triggerCount: { increment: 1 }, lastTriggeredAt: new Date() },
       });
-      await logActivity(tx, {
-        companyId: watchdog.companyId,
-        actor: { kind: 'system', companyId: watchdog.companyId },
+      await logSystemActivity(tx, watchdog.companyId, {
         action: 'issue.task_watchdog_triggered',
         entityType: 'issue',
         entityId: watchdog.issueId,

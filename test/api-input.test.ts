@@ -4,7 +4,7 @@
  * values and keys, JSON nested thousands of levels deep, a lone surrogate in a title. And the health
  * check is matched by route, not raw URL (item 7).
  */
-import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
 beforeAll(async () => {

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { CAPSULE_MAX_BYTES } from '../domain/capsule';
 import { runFiles } from '../services/run-files';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -22,15 +22,10 @@ const script = (work: string) => `if [ -n "$TREEWARDEN_CAPSULE_FILE" ]; then cat
 /** Writes its journal, then works until stopped, with no checkpoint. */
 const WORKS_UNTIL_STOPPED = script('echo "editing src/a.ts" >> "$TREEWARDEN_JOURNAL_FILE"; echo "started"; sleep 600 & wait');
 
-const settled = (runId: string) =>
-  eventually(`run ${runId} settled`, async () => {
-    const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
-    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
-  }, 60_000);
 
 /** The capsule as the run saw it (its file, printed), checked against its recorded context. */
 async function capsuleOf(runId: string) {
-  const run = await settled(runId);
+  const run = await settled(h, runId);
   expect(run.status).toBe('succeeded');
   const printed = readFileSync(runFiles(runId, null).output, 'utf8');
   expect(Buffer.byteLength(printed)).toBeLessThanOrEqual(CAPSULE_MAX_BYTES);
@@ -55,7 +50,7 @@ test('a resume after a reconciled pause gets the interrupted run, its journal, i
   const monitor = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'monitor', command: 'sleep', args: ['600'] });
   expect(monitor.status).toBe(201);
   const hold = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
-  await settled(runId);
+  await settled(h, runId);
   await h.request('POST', `/api/issues/${parent.id}/tree-holds/${hold.body.id}/release`, c.token, {});
   const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
   await h.request('POST', `/api/execution-blockers/${blocker.id}/resolve`, c.token, { resolution: 'effects_reviewed' });
@@ -83,7 +78,7 @@ test('a replacement after a failed run gets its exit code, output tail and journ
   const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', noisy] });
   const issue = await c.issue({ title: 'flaky', assigneeAgentId: agent.id, status: 'in_progress' });
   const failed = await wake(c.token, issue.id);
-  expect(await settled(failed)).toMatchObject({ status: 'failed', exitCode: 3 });
+  expect(await settled(h, failed)).toMatchObject({ status: 'failed', exitCode: 3 });
   const replacement = await wake(c.token, issue.id);
   const capsule = await capsuleOf(replacement);
   expect(capsule).toMatchObject({ kind: 'replacement', previousRun: { runId: failed, status: 'failed', exitCode: 3, failureState: 'inspected' } });
@@ -99,10 +94,10 @@ test("the watchdog's review run gets the stopped leaves with their last runs", a
   const root = await c.issue({ title: 'watched' });
   const leaf = await c.issue({ title: 'stuck leaf', parentId: root.id, assigneeAgentId: worker.id, status: 'in_progress' });
   const leafRun = await wake(c.token, leaf.id);
-  await settled(leafRun);
+  await settled(h, leafRun);
   await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
   const review = await eventually('the review run', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));
-  await settled(review.id);
+  await settled(h, review.id);
   const { capsule } = (await h.services.db.run.findUniqueOrThrow({ where: { id: review.id } })).context as { capsule: any };
   expect(capsule).toMatchObject({ kind: 'watchdog_review', previousRun: null, review: { watchedIssueId: root.id } });
   expect(capsule.review.stoppedLeaves).toEqual([expect.objectContaining({ issueId: leaf.id, title: 'stuck leaf', status: 'in_progress', lastRun: expect.objectContaining({ runId: leafRun, status: 'failed', exitCode: 1 }) })]);

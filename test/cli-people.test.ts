@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { seedCompany, startHarness, type Harness } from './support/harness';
+import { seedCompany, startHarness, type Harness } from '../testing/harness';
 
 const root = path.join(__dirname, '..');
 let h: Harness;

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { ServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import { CommanderError } from 'commander';
-import { EXIT, exitCodeFor, UsageError } from '../cli';
+import { EXIT, exitCodeFor, UsageError } from '../cli/errors';
 import { TreewardenApiError } from '../client';
 
 const root = path.join(__dirname, '..');
@@ -77,11 +77,9 @@ test('status against an address nothing listens on exits 1 with a message', asyn
   const closed = createServer();
   const port = await listen(closed);
   await new Promise((resolve) => closed.close(resolve));
-  const started = Date.now();
   const { code, stderr } = await cli(['status', `agent-run:${RUN_ID}`, '--connect-timeout', '300'], { TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
   expect(code).toBe(EXIT.error);
   expect(stderr).toContain(`cannot reach Temporal at 127.0.0.1:${port}`);
-  expect(Date.now() - started).toBeLessThan(15_000);
 });
 
 test('stop passes the API refusal on as its exit code', async () => {

@@ -13,7 +13,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { hashToken } from '../domain/tokens';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/provision/chromium';
 import { runFiles } from '../services/run-files';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { workflowId } from '../domain/ids';
 import { runFiles } from '../services/run-files';
 import { watchdogStateQuery } from '../workflows/definitions';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
 beforeAll(async () => {

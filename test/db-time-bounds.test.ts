@@ -17,10 +17,10 @@ import { workflowId } from '../domain/ids';
 import { connectServices } from '../workers/runtime';
 import { watchdogStateQuery } from '../workflows/definitions';
 import type { TaskWatchdogInput } from '../workflows/task-watchdog';
-import { REPO_ROOT } from './setup/stack';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { REPO_ROOT } from '../testing/stack';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { startWedgeableProxy, type WedgeableProxy } from './support/wedgeable-proxy';
-import { workerFleet } from './support/worker-fleet';
+import { workerFleet } from '../testing/worker-fleet';
 
 let h: Harness;
 let proxy: WedgeableProxy;

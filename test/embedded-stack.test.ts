@@ -6,10 +6,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
-import { eventually } from './support/harness';
-import { callApi, clientSession, requestsPerSession, startServiceStack, type ServiceStack, type WorkloadResult } from './support/service-stack';
-import { REPO_ROOT, testTemporal } from './setup/stack';
+import { eventually } from '../testing/harness';
+import { callApi, clientSession, requestsPerSession, startServiceStack, type ServiceStack, type WorkloadResult } from '../testing/service-stack';
+import { REPO_ROOT, testTemporal } from '../testing/stack';
 
 const CLIENTS = 32;
 const ROUNDS_PER_CLIENT = 6;
@@ -56,7 +57,7 @@ test('32 concurrent clients on the embedded default each get exactly their own d
       const status = await fetch(`${stack.apiUrl}/healthz`, { signal: AbortSignal.timeout(10_000) }).then((r) => r.status, (e: Error) => e.message);
       healthChecks++;
       if (status !== 200) healthFailures.push(String(status));
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
   })();
   const result: WorkloadResult = { problems: [], latencies: [] };

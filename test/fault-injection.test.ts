@@ -6,17 +6,18 @@
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client as PgClient } from 'pg';
 import { workflowId } from '../domain/ids';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
-import { startDevServer, type DevServer } from '../scripts/provision/temporal';
+import { startDevServer, type DevServer } from '../scripts/provision/temporal-dev-server';
 import { ownedProcesses } from '../services/process-table';
-import { subtreeChangedSignal } from '../workflows/definitions';
-import { TMP_DIR } from './setup/stack';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { subtreeChangedSignal, watchdogStateQuery } from '../workflows/definitions';
+import { TMP_DIR } from '../testing/stack';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
-import { workerFleet, type WorkerFleet } from './support/worker-fleet';
+import { workerFleet, type WorkerFleet } from '../testing/worker-fleet';
 
 let server: DevServer;
 let h: Harness;
@@ -39,8 +40,6 @@ afterAll(async () => {
   await server?.stop();
   rmSync(dbFile, { force: true });
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const watchdogWakes = (watchdogId: string) => h.services.db.wakeRequest.findMany({ where: { idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } } });
 
@@ -152,7 +151,12 @@ test('signals duplicated and reordered: one wake per fingerprint', async () => {
   await Promise.all(shuffled.map((s) => handle.signal(subtreeChangedSignal, s)));
   expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' })).status).toBe(200);
   await Promise.all(shuffled.slice(0, 40).map((s) => handle.signal(subtreeChangedSignal, s)));
+  const lastSignalAt = Date.now();
   await eventually('a wake for the new stop', async () => (await watchdogWakes(watchdogId)).length === 2, 60_000);
-  await sleep(1500); // further evaluations of the same stop
+  // every signal is processed (the query sees them all) and an evaluation of the same stop finished after the last
+  await eventually('an evaluation after the last signal, none pending', async () => {
+    const { pendingChanges, lastEvaluation } = await handle.query(watchdogStateQuery);
+    return pendingChanges === 0 && lastEvaluation !== null && Date.parse(lastEvaluation.evaluatedAt) > lastSignalAt;
+  }, 60_000);
   expect(await oneWakePerFingerprint(watchdogId)).toBe(2);
 }, 300_000);

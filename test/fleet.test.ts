@@ -1,20 +1,21 @@
 /**
  * @module A worker fleet across hosts (issue 15): workers run in simulated hosts (PID + UTS
- * namespaces, test/support/simulated-hosts.ts) and the API runs here, on a host of its own. A stop is
+ * namespaces, testing/simulated-hosts.ts) and the API runs here, on a host of its own. A stop is
  * verified only by the run's own host: never clean while a process lives, `stop-pending` naming the
  * host while it has no worker, clean once a worker returns there, `host-lost` when declared gone;
  * inspection goes through the owning host; a returning worker reaps its host's orphans.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hostQueue } from '../domain/host';
 import { workflowId } from '../domain/ids';
 import { reapOrphans } from '../services/orphans';
 import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
-import { workerRunning } from './support/worker-fleet';
-import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from './support/harness';
-import { historyOutline, processesOwnedBy, requireNamespaces, simulatedHost, type HostWorker, type SimulatedHost } from './support/simulated-hosts';
+import { workerRunning } from '../testing/worker-fleet';
+import { ADMIN_TOKEN, eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
+import { historyOutline, processesOwnedBy, requireNamespaces, simulatedHost, type HostWorker, type SimulatedHost } from '../testing/simulated-hosts';
 
 requireNamespaces();
 
@@ -35,7 +36,6 @@ afterAll(async () => {
 });
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
-const runRow = (id: string) => h.services.db.run.findUniqueOrThrow({ where: { id } });
 const findings = (runId: string, verdict: string) => h.services.db.finding.findMany({ where: { runId, verdict } });
 /** Every live worker of this file, by the host it runs on. */
 const liveWorkers = new Map<HostWorker, SimulatedHost>();
@@ -66,7 +66,7 @@ async function liveRun(c: Company, title: string, options: { parentId?: string; 
   expect(wake.status).toBe(202);
   const runId = wake.body.runId as string;
   const run = await eventually(`run ${title} has its processes`, async () => {
-    const row = await runRow(runId);
+    const row = await runRow(h, runId);
     return row.ownerToken && processesOwnedBy(row.ownerToken).length >= (preparing ? 2 : 3) ? row : null;
   }, SETTLE_MS);
   return { runId, issueId: issue.id, ownerToken: run.ownerToken!, hostId: run.hostId! };
@@ -77,10 +77,10 @@ const SETTLE_MS = 120_000;
 jest.setTimeout(5 * 60_000);
 
 /** Waits for the run to settle with a stop verdict; a timeout says where its workflow stands. */
-async function settled(runId: string) {
+async function settledWithStopVerdict(runId: string) {
   try {
     return await eventually(`run ${runId} settles with a stop verdict`, async () => {
-      const run = await runRow(runId);
+      const run = await runRow(h, runId);
       return ['failed', 'cancelled'].includes(run.status) && (run.stopResult as { verdict?: string } | null)?.verdict ? run : null;
     }, SETTLE_MS);
   } catch (error) {
@@ -88,13 +88,8 @@ async function settled(runId: string) {
   }
 }
 
-const settledRun = (runId: string) =>
-  eventually(`run ${runId} settles`, async () => {
-    const run = await runRow(runId);
-    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
-  }, SETTLE_MS);
 
-const stopVerdict = async (runId: string) => ((await runRow(runId)).stopResult as { verdict?: string; host?: string } | null) ?? {};
+const stopVerdict = async (runId: string) => ((await runRow(h, runId)).stopResult as { verdict?: string; host?: string } | null) ?? {};
 
 describe('a fleet on two hosts', () => {
   let c: Company;
@@ -138,7 +133,7 @@ describe('a fleet on two hosts', () => {
     expect(['stop-pending', 'pending']).toContain(stop.body.stop.verdict);
 
     for (const { runId, ownerToken } of [killedRun, stoppedRun]) {
-      expect((await settled(runId)).stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
+      expect((await settledWithStopVerdict(runId)).stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
       expect(processesOwnedBy(ownerToken).length).toBeGreaterThanOrEqual(3);
       const api = await h.request('GET', `/api/runs/${runId}`, c.token);
       expect(api.body.stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
@@ -147,8 +142,8 @@ describe('a fleet on two hosts', () => {
       expect(view.body.processTree).toMatchObject({ visible: false, host: workerA.hostId, processes: null });
       expect(view.body.processTree.detail).toContain(`unreachable host ${workerA.hostId}`);
     }
-    expect((await runRow(killedRun.runId)).status).toBe('failed');
-    expect((await runRow(stoppedRun.runId)).status).toBe('cancelled');
+    expect((await runRow(h, killedRun.runId)).status).toBe('failed');
+    expect((await runRow(h, stoppedRun.runId)).status).toBe('cancelled');
   });
 
   test('a worker returning on that host verifies the pending stops and reaps the orphans, one finding per run', async () => {
@@ -172,7 +167,7 @@ describe('a fleet on two hosts', () => {
     await hostB.killWorker(workerB);
     const stop = await h.request('POST', `/api/work/${run.runId}/stop`, c.token);
     expect(['stop-pending', 'pending']).toContain(stop.body.stop.verdict);
-    expect((await settled(run.runId)).stopResult).toMatchObject({ verdict: 'stop-pending', host: workerB.hostId });
+    expect((await settledWithStopVerdict(run.runId)).stopResult).toMatchObject({ verdict: 'stop-pending', host: workerB.hostId });
     expect(processesOwnedBy(run.ownerToken).length).toBeGreaterThanOrEqual(3);
 
     expect((await h.request('POST', `/api/hosts/${workerB.hostId}/lost`, c.token)).status).toBe(403);
@@ -230,7 +225,7 @@ describe('a pause across runs on two hosts', () => {
     const pause = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
     expect(pause.status).toBe(201);
     for (const run of runs) {
-      const row = await settled(run.runId);
+      const row = await settledWithStopVerdict(run.runId);
       expect(row.status).toBe('cancelled');
       expect(row.stopResult).toMatchObject({ verdict: 'terminal-clean' });
       expect(processesOwnedBy(run.ownerToken)).toEqual([]);
@@ -247,7 +242,7 @@ describe('a pause across runs on two hosts', () => {
     for (const run of runs) {
       const resumed = await h.services.db.run.findMany({ where: { issueId: run.issueId, wakeReason: 'issue_tree_resumed' } });
       expect(resumed).toHaveLength(1);
-      expect((await settledRun(resumed[0].id)).status).toBe('succeeded');
+      expect((await settled(h, resumed[0].id, SETTLE_MS)).status).toBe('succeeded');
     }
   });
 });
@@ -267,11 +262,11 @@ describe('release worker-kill trials across two hosts', () => {
       let identity: string | null = null;
       while (!identity && !answered) {
         identity = await workerRunning(h.services.client, workflowId.treeHold(holdId), 'releaseHold').catch(() => null);
-        if (!identity) await new Promise((r) => setTimeout(r, 10));
+        if (!identity) await sleep(10);
       }
       const victim = [...liveWorkers.entries()].find(([w]) => w.identity === identity);
       if (victim) {
-        await new Promise((r) => setTimeout(r, Math.floor(random() * 150)));
+        await sleep(Math.floor(random() * 150));
         if ((await workerRunning(h.services.client, workflowId.treeHold(holdId), 'releaseHold').catch(() => null)) === identity) landed++;
         await victim[1].killWorker(victim[0]);
       }

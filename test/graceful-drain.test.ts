@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { workflowId } from '../domain/ids';
 import { isAlive, ownedProcesses } from '../services/process-table';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
-import { workerFleet, workerRunning, type WorkerFleet, type WorkerProcess } from './support/worker-fleet';
+import { eventually, runRow, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { workerFleet, workerRunning, type WorkerFleet, type WorkerProcess } from '../testing/worker-fleet';
 
 let h: Harness;
 let fleet: WorkerFleet;
@@ -81,7 +81,6 @@ const healthz = async (worker: WorkerProcess) => {
   const response = await fetch(worker.healthz);
   return { status: response.status, body: (await response.json()) as { state: string } };
 };
-const runRow = (runId: string) => h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
 
 test('SIGTERM mid-activity drains: the in-flight activity finishes on the draining worker and the process exits 0', async () => {
   // a grace far longer than the test: only the gate decides when the activity finishes
@@ -98,7 +97,7 @@ test('SIGTERM mid-activity drains: the in-flight activity finishes on the draini
   });
   expect(['DRAINING', 'DRAINED']).toContain(drainingHealth.body.state);
   expect(fleet.workers.map((w) => w.pid)).toContain(draining.pid); // still alive, waiting for its activity
-  expect((await runRow(run.runId)).status).toBe('running');
+  expect((await runRow(h, run.runId)).status).toBe('running');
   expect(run.lines()).toEqual(['started']);
 
   run.openGate();
@@ -114,7 +113,7 @@ test('SIGTERM mid-activity drains: the in-flight activity finishes on the draini
   // a replacement settles the workflow with the activity's result; nothing ran twice
   const replacement = await fleet.start();
   expect(await run.handle.result()).toBe('succeeded');
-  const settled = await runRow(run.runId);
+  const settled = await runRow(h, run.runId);
   expect(settled).toMatchObject({ status: 'succeeded', exitCode: 0, error: null });
   expect(run.lines()).toEqual(['started', 'finished']);
   const history = await activityAttempts(run);
@@ -140,12 +139,12 @@ test.each([
   const cancelled = await activityAttempts(run);
   expect(cancelled.started.filter((a) => a.type === 'executeRun').map((a) => ({ identity: a.identity, attempt: a.attempt }))).toEqual([{ identity: draining.identity, attempt: 1 }]);
   expect(cancelled.failed.filter((a) => a.type === 'executeRun').map((a) => ({ identity: a.identity, type: a.failure?.applicationFailureInfo?.type }))).toEqual([{ identity: draining.identity, type: 'WorkerShutdown' }]);
-  expect(isAlive((await runRow(run.runId)).processGroupId!)).toBe(false);
+  expect(isAlive((await runRow(h, run.runId)).processGroupId!)).toBe(false);
 
   // executeRun is never retried (an agent's command is not idempotent): another worker verifies
   // that nothing of it is left and settles the run once, as a worker failure with an unknown outcome
   expect(await run.handle.result()).toBe('failed');
-  const settled = await runRow(run.runId);
+  const settled = await runRow(h, run.runId);
   expect(settled).toMatchObject({ status: 'failed', failureState: 'uninspected' });
   // the recorded error says why, not only "Activity task failed"
   expect(settled.error).toMatch(/^Activity task failed: .*shut/i);

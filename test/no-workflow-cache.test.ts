@@ -4,8 +4,8 @@
  * between what the code does on replay and what it did live fails a workflow task, which this test
  * reads back from the histories. (TREEWARDEN_TEST_MAX_CACHED=0 does the same for any test file.)
  */
-import { seedCompany, startHarness, type Harness } from './support/harness';
-import { blockerResolved, holdInterruptsRun, runFails, watchdogWakes } from './support/scenarios';
+import { seedCompany, startHarness, type Harness } from '../testing/harness';
+import { blockerResolved, holdInterruptsRun, runFails, watchdogWakes } from '../testing/scenarios';
 
 let h: Harness;
 beforeAll(async () => {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { buildApi } from '../api/server';
 import { createTreewardenClient } from '../client';
 import { GENERATED_TYPES, typesFor } from '../scripts/openapi-types';
-import { ADMIN_TOKEN, startHarness, type Harness } from './support/harness';
+import { ADMIN_TOKEN, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import { Registry } from 'prom-client';
 import { createTreewardenClient } from '../client';
 import { runFiles } from '../services/run-files';
 import { registerPostmortemMetrics } from '../services/postmortem-metrics';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -25,11 +25,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-const settled = (runId: string) =>
-  eventually(`run ${runId} settled`, async () => {
-    const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
-    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
-  }, 60_000);
 
 const seconds = (run: { startedAt: Date | null; finishedAt: Date | null }) => (run.finishedAt!.getTime() - run.startedAt!.getTime()) / 1000;
 
@@ -42,7 +37,7 @@ test('a scripted tree gives the expected postmortem, through the API and on /met
     const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
     expect(wake.status).toBe(202);
     await opts.stop?.(wake.body.runId);
-    return { issueId: issue.id, run: await settled(wake.body.runId) };
+    return { issueId: issue.id, run: await settled(h, wake.body.runId) };
   }
   const stopWhenRunning = async (runId: string) => {
     await eventually('mid-command', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).adapterEntered && existsSync(runFiles(runId, null).journal));
@@ -78,7 +73,7 @@ test('a scripted tree gives the expected postmortem, through the API and on /met
   const watcher = await c.agent();
   const watchdog = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
   const review = await eventually('the review run', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));
-  const reviewRun = await settled(review.id);
+  const reviewRun = await settled(h, review.id);
   expect((await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token)).status).toBe(200);
   const verdict = await h.services.db.activityLog.findFirstOrThrow({ where: { action: 'issue.task_watchdog_triggered', details: { path: ['watchdogId'], equals: watchdog.body.id } } });
   const recovery = await runOnce('exit 0');

@@ -2,7 +2,7 @@
  * Smoke test of the offline Prisma toolchain: the unmodified Prisma CLI, made to work without its native
  * schema engine by prisma.config.ts + scripts/prisma/ (Prisma's wasm schema engine over @prisma/adapter-pg),
  * against throwaway databases. It is the upgrade gate for prisma / @prisma/* and pins the four adapter-pg
- * workarounds in scripts/prisma/wasm-engine.mjs. Uses the test run's PostgreSQL server (test/setup/global-setup.ts).
+ * workarounds in scripts/prisma/wasm-engine.mjs. Uses the test run's PostgreSQL server (testing/global-setup.ts).
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -16,7 +16,7 @@ import {
   migrateDeploy,
   runPrisma,
 } from '../scripts/provision/postgres';
-import { testStack } from './setup/stack';
+import { testStack } from '../testing/stack';
 
 const ROOT = path.resolve(__dirname, '..');
 const RUN = `${process.pid}_${randomBytes(3).toString('hex')}`;

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { workflowBundle } from './support/harness';
+import { workflowBundle } from '../testing/harness';
 
 const HISTORIES_DIR = join(__dirname, 'histories');
 

@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from './support/harness';
-import { workerFleet, type WorkerFleet } from './support/worker-fleet';
+import { ADMIN_TOKEN, eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { workerFleet, type WorkerFleet } from '../testing/worker-fleet';
 
 let h: Harness;
 let fleet: WorkerFleet;

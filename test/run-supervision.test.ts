@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ownedProcesses } from '../services/process-table';
-import { REPO_ROOT } from './setup/stack';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { REPO_ROOT } from '../testing/stack';
+import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -25,8 +25,6 @@ afterAll(async () => {
 });
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const runRow = (id: string) => h.services.db.run.findUniqueOrThrow({ where: { id } });
 const inspect = async (c: Company, id: string) => {
   const r = await h.request('GET', `/api/work/${id}/inspect`, c.token);
   expect(r.status).toBe(200);
@@ -57,14 +55,23 @@ async function startRun(script: string, options: { cwd?: string; c?: Company; is
   return { c, issueId, runId: wake.body.runId as string };
 }
 
-const running = (runId: string) => eventually('run has its process group', async () => (await runRow(runId)).processGroupId !== null);
-const settled = (runId: string) =>
-  eventually(`run ${runId} settled`, async () => {
-    const run = await runRow(runId);
-    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
+const running = (runId: string) => eventually('run has its process group', async () => (await runRow(h, runId)).processGroupId !== null);
+/** Resolves once a supervision tick has graded the run at least `ms` after its start (the tick writes its lease). */
+const gradedAfter = (runId: string, ms: number) =>
+  eventually(`a supervision tick ${ms} ms into run ${runId}`, async () => {
+    const { startedAt, leaseRenewedAt } = await runRow(h, runId);
+    return startedAt && leaseRenewedAt && leaseRenewedAt.getTime() - startedAt.getTime() >= ms ? leaseRenewedAt : null;
   });
+/** Resolves once `count` more supervision ticks have graded the run (each renews the lease after its grade). */
+async function supervisionTicks(runId: string, count: number) {
+  const renewedAt = async () => (await runRow(h, runId)).leaseRenewedAt?.getTime() ?? 0;
+  for (let i = 0; i < count; i++) {
+    const before = await renewedAt();
+    await eventually('the next supervision tick', async () => (await renewedAt()) > before);
+  }
+}
 const aliveOwnedBy = async (runId: string) => {
-  const run = await runRow(runId);
+  const run = await runRow(h, runId);
   return ownedProcesses({ ownerToken: run.ownerToken, processGroupId: run.processGroupId });
 };
 
@@ -73,7 +80,8 @@ describe('liveness', () => {
     const post = 'curl -sf -X POST -H "authorization: Bearer $TREEWARDEN_RUN_TOKEN" -H "content-type: application/json" -d \'{"body":"working"}\' "$TREEWARDEN_API_URL/api/issues/$TREEWARDEN_ISSUE_ID/comments" > /dev/null';
     const { c, runId } = await startRun(`for i in $(seq 40); do ${post}; sleep 0.25; done`);
     await running(runId);
-    await sleep(3500); // past the critical threshold
+    await gradedAfter(runId, 3500); // past the critical threshold
+    await supervisionTicks(runId, 1); // and that tick's findings are written
     const view = await inspect(c, runId);
     expect(statSync(view.output.path).size).toBe(0); // nothing was ever written to the output
     expect(view).toMatchObject({ verdict: 'live-running', silence: { state: 'ok' } });
@@ -83,7 +91,8 @@ describe('liveness', () => {
   test('a run pulsing its progress journal is live, not silent', async () => {
     const { c, runId } = await startRun('for i in $(seq 40); do echo step >> "$TREEWARDEN_JOURNAL_FILE"; sleep 0.25; done');
     await running(runId);
-    await sleep(3500);
+    await gradedAfter(runId, 3500);
+    await supervisionTicks(runId, 1);
     const view = await inspect(c, runId);
     expect(view.verdict).toBe('live-running');
     expect(view.journal.lastPulseAt).not.toBeNull();
@@ -92,23 +101,23 @@ describe('liveness', () => {
   test('a silent run becomes suspicious, then critical, is never stopped for it, and each finding is emitted once', async () => {
     const { c, runId, issueId } = await startRun('sleep 30');
     await running(runId);
-    await eventually('critical', async () => (await runRow(runId)).silentState === 'critical');
+    await eventually('critical', async () => (await runRow(h, runId)).silentState === 'critical');
     for (let i = 0; i < 5; i++) expect((await inspect(c, runId)).verdict).toBe('silent-running');
-    await sleep(1000); // several more supervision ticks of the same state
+    await supervisionTicks(runId, 5); // several more supervision ticks of the same state
     const silent = (await findings(runId)).filter((f) => f.verdict === 'silent-running');
     expect(silent.map((f) => (f.details as { level: string }).level).sort()).toEqual(['critical', 'suspicious']);
     // information only: still running, no new wake, no new issue
-    expect((await runRow(runId)).status).toBe('running');
+    expect((await runRow(h, runId)).status).toBe('running');
     expect(await h.services.db.wakeRequest.count({ where: { issueId } })).toBe(1);
     expect(await h.services.db.issue.count({ where: { companyId: c.companyId } })).toBe(1);
 
     const decide = (decision: string) => h.request('POST', `/api/runs/${runId}/silence`, c.token, { decision });
     expect((await decide('continue')).body).toMatchObject({ silentState: 'ok', decision: 'continue' });
     expect((await inspect(c, runId)).verdict).toBe('live-running');
-    await eventually('continue re-arms', async () => (await runRow(runId)).silentState !== 'ok');
+    await eventually('continue re-arms', async () => (await runRow(h, runId)).silentState !== 'ok');
     expect((await decide('dismiss')).status).toBe(200);
-    await sleep(1000);
-    expect((await runRow(runId)).silentState).toBe('ok');
+    await supervisionTicks(runId, 5); // each would grade it critical again without the dismissal
+    expect((await runRow(h, runId)).silentState).toBe('ok');
     expect((await h.request('POST', `/api/runs/${runId}/silence`, c.token, { decision: 'ignore' })).status).toBe(400);
     await h.request('POST', `/api/work/${runId}/stop`, c.token);
   });
@@ -131,7 +140,7 @@ describe('verified stops', () => {
     expect(await aliveOwnedBy(runId)).toEqual([]);
     const partial = (await findings(runId)).filter((f) => f.verdict === 'stop-partial');
     expect(partial).toHaveLength(1);
-    expect((await settled(runId)).status).toBe('cancelled');
+    expect((await settled(h, runId)).status).toBe('cancelled');
     const run = await h.request('GET', `/api/runs/${runId}`, c.token);
     expect(run.body.stopResult.attempts.map((a: { verdict: string }) => a.verdict)).toEqual(['stop-partial', 'terminal-clean']);
   });
@@ -157,7 +166,7 @@ describe('verified stops', () => {
   test('inspection lists the run processes by owner token and never a decoy naming the token, nor itself', async () => {
     const { c, runId } = await startRun('sleep 60');
     await running(runId);
-    const { ownerToken } = await runRow(runId);
+    const { ownerToken } = await runRow(h, runId);
     // a process that is not the run's but carries its token on the command line
     const decoy = spawn('sh', ['-c', 'sleep 60', ownerToken!], { stdio: 'ignore' });
     try {
@@ -191,7 +200,7 @@ describe('monitors and the registry', () => {
     });
     expect(job.stopReason).toBe('operator');
     expect(ownedProcesses(job)).toEqual([]);
-    expect((await runRow(runId)).status).toBe('running');
+    expect((await runRow(h, runId)).status).toBe('running');
     expect((await h.request('POST', `/api/work/${monitor.body.id}/stop`, c.token)).status).toBe(409);
     expect((await h.request('POST', `/api/work/00000000-0000-4000-8000-000000000000/stop`, c.token)).status).toBe(404);
     await h.request('POST', `/api/work/${runId}/stop`, c.token);
@@ -219,7 +228,7 @@ describe('monitors and the registry', () => {
     // first run: starts a monitor with its own token, then dies of a "context overflow"; the replacement succeeds
     const script = `if [ -f ${marker} ]; then exit 0; fi; touch ${marker}; curl -sf -X POST -H "authorization: Bearer $TREEWARDEN_RUN_TOKEN" -H "content-type: application/json" -d '{"kind":"monitor","command":"sleep","args":["300"]}' "$TREEWARDEN_API_URL/api/runs/$TREEWARDEN_RUN_ID/jobs" > /dev/null; sleep 1; echo "context window exceeded"; exit 7`;
     const { c, runId, issueId } = await startRun(script);
-    const failed = await settled(runId);
+    const failed = await settled(h, runId);
     expect(failed).toMatchObject({ status: 'failed', exitCode: 7 });
     const [monitor] = await h.services.db.job.findMany({ where: { ownerRunId: runId } });
     const stopped = await eventually('monitor stopped with its owner', async () => {
@@ -230,7 +239,7 @@ describe('monitors and the registry', () => {
     expect(ownedProcesses(stopped)).toEqual([]);
 
     const replacement = await h.request('POST', `/api/issues/${issueId}/wake`, c.token, {});
-    expect((await settled(replacement.body.runId)).status).toBe('succeeded');
+    expect((await settled(h, replacement.body.runId)).status).toBe('succeeded');
     expect(await h.services.db.job.count({ where: { ownerRunId: replacement.body.runId } })).toBe(0);
     expect((await inspect(c, replacement.body.runId)).jobs).toEqual([]);
     rmSync(marker, { force: true });
@@ -238,7 +247,7 @@ describe('monitors and the registry', () => {
 
   test("a run's end reconciles it with no acknowledgement: an exit code is an inspected result", async () => {
     const { c, runId } = await startRun('echo "tests failed: 3"; exit 3');
-    const run = await settled(runId);
+    const run = await settled(h, runId);
     expect(run).toMatchObject({ status: 'failed', failureState: 'inspected' });
     expect((run.inspection as { outputTail: string }).outputTail).toContain('tests failed: 3');
     expect((await inspect(c, runId)).verdict).toBe('terminal-clean');
@@ -251,7 +260,7 @@ describe('failures, supersession and acknowledgement', () => {
     const agent = await c.agent({ type: 'process', command: '/nonexistent/agent-provider', args: [] });
     const issue = await c.issue({ title: 'provider down', assigneeAgentId: agent.id });
     const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
-    const run = await settled(wake.body.runId);
+    const run = await settled(h, wake.body.runId);
     expect(run).toMatchObject({ status: 'failed', failureState: 'uninspected' });
     for (let i = 0; i < 3; i++) expect((await inspect(c, run.id)).verdict).toBe('failed-uninspected');
     expect((await findings(run.id)).filter((f) => f.verdict === 'failed-uninspected')).toHaveLength(1);
@@ -260,17 +269,17 @@ describe('failures, supersession and acknowledgement', () => {
   test('a failed run is superseded by a verified replacement with gate evidence: A → B → C', async () => {
     const marker = join(tmpdir(), `tw-supersede-${Date.now()}`);
     const { c, runId: a, issueId } = await startRun(`if [ -f ${marker} ]; then exit 0; fi; touch ${marker}; exit 1`);
-    expect((await settled(a)).status).toBe('failed');
+    expect((await settled(h, a)).status).toBe('failed');
     const wake = await h.request('POST', `/api/issues/${issueId}/wake`, c.token, {});
     const b = wake.body.runId as string;
-    expect((await settled(b)).status).toBe('succeeded');
-    expect((await runRow(a)).failureState).toBe('inspected'); // success alone is not verification
+    expect((await settled(h, b)).status).toBe('succeeded');
+    expect((await runRow(h, a)).failureState).toBe('inspected'); // success alone is not verification
     const failing = await h.request('POST', `/api/runs/${b}/evidence`, c.token, { check: 'ci', passed: false });
     expect(failing.status).toBe(201);
-    expect((await runRow(a)).failureState).toBe('inspected');
+    expect((await runRow(h, a)).failureState).toBe('inspected');
     const evidence = await h.request('POST', `/api/runs/${b}/evidence`, c.token, { check: 'ci', passed: true, details: { url: 'https://ci.example/1' } });
     expect(evidence.status).toBe(201);
-    expect(await runRow(a)).toMatchObject({ failureState: 'superseded', supersededByRunId: b, supersessionEvidenceId: evidence.body.id });
+    expect(await runRow(h, a)).toMatchObject({ failureState: 'superseded', supersededByRunId: b, supersessionEvidenceId: evidence.body.id });
     const view = await inspect(c, a);
     expect(view).toMatchObject({ verdict: 'failed-superseded', supersededBy: { run: { id: b }, evidence: { id: evidence.body.id, check: 'ci' } } });
     // recovered work raises nothing new, however often it is looked at or reconciled
@@ -287,7 +296,7 @@ describe('failures, supersession and acknowledgement', () => {
     const agent = await c.agent({ type: 'process', command: '/nonexistent/agent-provider', args: [], cwd: workspace });
     const issue = await c.issue({ title: 'tombstoned', assigneeAgentId: agent.id });
     const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
-    const run = await settled(wake.body.runId);
+    const run = await settled(h, wake.body.runId);
     expect((await inspect(c, run.id)).verdict).toBe('failed-uninspected');
     writeFileSync(join(workspace, '.treewarden-tombstone'), `${run.id}\n`);
     const writer = spawn('sleep', ['60'], { stdio: 'ignore' });
@@ -306,13 +315,13 @@ describe('failures, supersession and acknowledgement', () => {
     for (const shell of ['sh', 'bash']) {
       const issue = await c.issue({ title: `ack from ${shell}`, assigneeAgentId: agent.id });
       const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
-      const run = await settled(wake.body.runId);
+      const run = await settled(h, wake.body.runId);
       // asynchronously: the API answering the CLI lives in this process
       const result = await shellCommand(shell, `bin/treewarden ack ${run.id}`, { TREEWARDEN_API_URL: h.apiUrl, TREEWARDEN_TOKEN: c.token });
       expect(result.stderr).toBe('');
       expect(result.status).toBe(0);
       expect(result.stdout).toContain('acknowledged');
-      expect((await runRow(run.id)).failureState).toBe('acknowledged');
+      expect((await runRow(h, run.id)).failureState).toBe('acknowledged');
       const inspected = await shellCommand(shell, `bin/treewarden inspect ${run.id} --json`, { TREEWARDEN_API_URL: h.apiUrl, TREEWARDEN_TOKEN: c.token });
       expect(inspected.status).toBe(0);
       expect(JSON.parse(inspected.stdout)).toMatchObject({ kind: 'agent_run', id: run.id, verdict: 'terminal-clean', failure: { state: 'acknowledged' } });

@@ -7,7 +7,7 @@ import { workflowId } from '../domain/ids';
 import { putWatchdog as putWatchdogRow, removeWatchdog } from '../services/watchdogs';
 import { recoverWorkflows } from '../workers/create-worker';
 import { watchdogStateQuery } from '../workflows/definitions';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
 beforeAll(async () => {

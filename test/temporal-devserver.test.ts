@@ -1,5 +1,5 @@
 /**
- * Proves the dev server provisioned by test/setup/global-setup.ts is real: runs a workflow through it with a Worker
+ * Proves the dev server provisioned by testing/global-setup.ts is real: runs a workflow through it with a Worker
  * and checks that treewarden's custom search attributes are registered and usable.
  */
 import { randomUUID } from 'node:crypto';
@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { CompanyIdKey, KindKey, SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { echo } from './fixtures/echo-workflow';
-import { testTemporal } from './setup/stack';
+import { testTemporal } from '../testing/stack';
 
 /** temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD */
 const INDEXED_VALUE_TYPE_KEYWORD = 2;

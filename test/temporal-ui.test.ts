@@ -5,9 +5,9 @@
  */
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/provision/chromium';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
-import { holdInterruptsRun, runFails, watchdogWakes } from './support/scenarios';
-import { testTemporalUiUrl } from './setup/stack';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { holdInterruptsRun, runFails, watchdogWakes } from '../testing/scenarios';
+import { testTemporalUiUrl } from '../testing/stack';
 
 let h: Harness;
 let browser: Browser;

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
 import { createWake, dispatchWake } from '../services/wakes';
 import { holdStateQuery } from '../workflows/definitions';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
 beforeAll(async () => {

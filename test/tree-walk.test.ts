@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { ancestorIds, subtree, watchdogsAbove } from '../services/tree';
 import { MAX_TREE_DEPTH } from '../services/tree-walk';
-import { seedCompany, startHarness, type Harness } from './support/harness';
+import { seedCompany, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
 beforeAll(async () => {

@@ -11,7 +11,7 @@ import type { EvaluationSummary } from '../domain/watchdog';
 import { workflowId } from '../domain/ids';
 import { watchdogRecoverySignal, watchdogStateQuery } from '../workflows/definitions';
 import type { TaskWatchdogInput } from '../workflows/task-watchdog';
-import { eventually, startHarness, workflowBundle, type Harness } from './support/harness';
+import { eventually, startHarness, workflowBundle, type Harness } from '../testing/harness';
 
 let h: Harness;
 beforeAll(async () => {

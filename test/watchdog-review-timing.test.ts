@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { workflowId } from '../domain/ids';
 import { watchdogStateQuery } from '../workflows/definitions';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 
 const GRACE_MS = 3_000;
 

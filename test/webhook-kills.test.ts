@@ -5,9 +5,9 @@
  * delivery id and body, so the receiver (deduping on that id) takes each notification exactly once.
  */
 import { workflowId } from '../domain/ids';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
-import { workerFleet, workerRunning, type WorkerFleet } from './support/worker-fleet';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver';
+import { workerFleet, workerRunning, type WorkerFleet } from '../testing/worker-fleet';
 
 let h: Harness;
 let fleet: WorkerFleet;

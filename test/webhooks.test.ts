@@ -8,8 +8,8 @@
 import { existsSync } from 'node:fs';
 import { createTreewardenClient } from '../client';
 import { runFiles } from '../services/run-files';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
+import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
+import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver';
 
 let h: Harness;
 const receivers: WebhookReceiver[] = [];
@@ -53,11 +53,6 @@ const allDelivered = async (subscriptionId: string, n: number) => {
   return rows.length === n && rows.every((d) => d.status === 'delivered');
 };
 
-const settled = (runId: string) =>
-  eventually(`run ${runId} settled`, async () => {
-    const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
-    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
-  }, 60_000);
 
 /** Resumed (after a reconciliation) it exits 0 at once; otherwise it works until stopped, without a checkpoint. */
 const AGENT = 'if [ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ]; then exit 0; fi; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait';
@@ -86,7 +81,7 @@ test('a scripted tree life notifies exactly its phase starts, new blockers and t
   await eventually('the agent is mid-command', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: firstRun } })).adapterEntered && existsSync(runFiles(firstRun, null).journal));
   const hold = await h.request('POST', `/api/issues/${root.id}/tree-holds`, c.token, { mode: 'pause' });
   expect(hold.status).toBe(201);
-  await settled(firstRun);
+  await settled(h, firstRun);
   const released = await h.request('POST', `/api/issues/${root.id}/tree-holds/${hold.body.id}/release`, c.token, {});
   expect(released.body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
 
@@ -94,13 +89,13 @@ test('a scripted tree life notifies exactly its phase starts, new blockers and t
   const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId: firstRun } });
   expect((await h.request('POST', `/api/execution-blockers/${blocker.id}/resolve`, c.token, { resolution: 'no_external_effects' })).status).toBe(200);
   const resumed = await eventually('the resumed run', () => h.services.db.run.findFirst({ where: { issueId: child.id, wakeReason: 'issue_tree_resumed' } }));
-  expect(await settled(resumed.id)).toMatchObject({ status: 'succeeded' });
+  expect(await settled(h, resumed.id)).toMatchObject({ status: 'succeeded' });
 
   // a stopped verdict: the subtree is at rest with the child unfinished; the review run ends
   const watchdog = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
   expect(watchdog.status).toBe(201);
   const reviewRun = await eventually('the review run', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));
-  await settled(reviewRun.id);
+  await settled(h, reviewRun.id);
   expect((await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token)).status).toBe(200);
 
   // completion
@@ -152,7 +147,7 @@ test('a recovery run that ends terminal-clean raises no new watchdog alert and n
   await c.issue({ title: 'leaf', parentId: root.id, status: 'done' });
   const watchdog = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
   const reviewRun = await eventually('the review (recovery) run', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));
-  const ended = await settled(reviewRun.id);
+  const ended = await settled(h, reviewRun.id);
   expect(ended).toMatchObject({ status: 'succeeded' });
   // the watchdog looks again once its review run has ended
   const evaluatedAfter = async () => {

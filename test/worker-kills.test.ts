@@ -5,13 +5,14 @@
  * died is reconciled with nothing of it left running.
  */
 import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { workflowId } from '../domain/ids';
 import { ownedProcesses } from '../services/process-table';
 import { runFiles } from '../services/run-files';
-import { eventually, seedCompany, startHarness, type Harness } from './support/harness';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
-import { workerFleet, workerRunning, type WorkerFleet } from './support/worker-fleet';
+import { workerFleet, workerRunning, type WorkerFleet } from '../testing/worker-fleet';
 
 let h: Harness;
 let fleet: WorkerFleet;
@@ -27,8 +28,6 @@ afterAll(async () => {
   await fleet?.close();
   await h?.close();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Waits until `activityType` is running for the workflow, waits `delayMs` more, and kills the

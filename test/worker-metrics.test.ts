@@ -7,9 +7,9 @@ import { NativeConnection } from '@temporalio/worker';
 import { createMetrics } from '../services/metrics';
 import { createWorker, type TreewardenWorker } from '../workers/create-worker';
 import { startMetricsServer, type MetricsServer } from '../workers/metrics-server';
-import { seedCompany, startHarness, workflowBundle, type Harness } from './support/harness';
-import { holdInterruptsRun, watchdogWakes } from './support/scenarios';
-import { testStack } from './setup/stack';
+import { seedCompany, startHarness, workflowBundle, type Harness } from '../testing/harness';
+import { holdInterruptsRun, watchdogWakes } from '../testing/scenarios';
+import { testStack } from '../testing/stack';
 
 let h: Harness;
 let connection: NativeConnection;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseConfig } from '../domain/config';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { createMetrics } from '../services/metrics';
-import { registerSearchAttributes } from '../scripts/provision/temporal';
+import { registerSearchAttributes } from '../temporal/search-attributes';
 import { createWorker, recoverWorkflows } from './create-worker';
 import { startMetricsServer } from './metrics-server';
 import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } from './runtime';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import { temporalCacheDir } from './temporal';
+import { temporalCacheDir } from './temporal-cli';
 
 type Log = (line: string) => void;
 

@@ -14,8 +14,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { isAlive } from '../../services/process-table';
+import { spawnOrphanWatchdog } from './child-processes';
 import { freePort } from './ports';
-import { pidAlive, spawnOrphanWatchdog } from './temporal';
 
 const execFileAsync = promisify(execFile);
 /** PostgreSQL refuses to run as root: as root, the cluster belongs to this OS user (created when missing). */
@@ -172,7 +173,7 @@ async function recoverStalePidFile(clusterDir: string, log: Log): Promise<void> 
   const pidFile = path.join(clusterDir, 'postmaster.pid');
   const pid = await postmasterPid(clusterDir);
   if (pid === undefined) return;
-  const cmdline = Number.isInteger(pid) && pid > 0 && pidAlive(pid) ? await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '') : '';
+  const cmdline = Number.isInteger(pid) && pid > 0 && isAlive(pid) ? await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '') : '';
   if (cmdline.includes('postgres') && cmdline.includes(clusterDir)) {
     log(`a PostgreSQL from an earlier start (pid ${pid}) still runs on ${clusterDir}: stopping it`);
     await runPg('pg_ctl', ['-D', clusterDir, '-m', 'fast', '-w', 'stop']).catch(() => undefined);
@@ -240,7 +241,7 @@ async function removeAbandonedThrowaways(log: Log): Promise<void> {
   for (const entry of entries.filter((e) => e.startsWith(THROWAWAY_PREFIX))) {
     const dir = path.join(os.tmpdir(), entry);
     const owner = Number(await fs.readFile(path.join(dir, OWNER_FILE), 'utf8').catch(() => 'NaN'));
-    if (Number.isInteger(owner) && pidAlive(owner)) continue; // a concurrent run's cluster
+    if (Number.isInteger(owner) && isAlive(owner)) continue; // a concurrent run's cluster
     if (Number.isNaN(owner) && Date.now() - (await fs.stat(dir)).mtimeMs < 60_000) continue; // being created right now
     await recoverStalePidFile(path.join(dir, 'postgres'), log);
     await fs.rm(dir, { recursive: true, force: true });

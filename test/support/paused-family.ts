@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { eventually, type Harness, type seedCompany } from './harness';
+import { eventually, type Harness, type seedCompany } from '../../testing/harness';
 
 export async function pausedFamily(h: Harness, c: Awaited<ReturnType<typeof seedCompany>>, n: number) {
   const parent = await c.issue({ title: 'paused' });

@@ -6,7 +6,6 @@ import {
   DEFAULT_SILENCE_POLICY,
   findingHash,
   lastSignOfLife,
-  needsAttention,
   silenceLevel,
   VERDICT_ACTIONS,
   verdictOf,
@@ -87,12 +86,6 @@ describe('verdictOf', () => {
     ['a lost host is not clean either, whatever its run reported before', { unverifiedStop: 'host-lost', failed: true, failureState: 'inspected' }, 'host-lost'],
   ])('precedence: %s', (_case, facts, expected) => {
     expect(verdictOf({ ...FINISHED, ...facts })).toBe(expected);
-  });
-});
-
-describe('needsAttention', () => {
-  test('exactly the verdicts someone must act on need attention; running, superseded and clean work stays quiet (no alert storms)', () => {
-    expect(VERDICTS.filter(needsAttention).sort()).toEqual(['failed-uninspected', 'host-lost', 'monitor-orphaned', 'silent-running', 'stop-partial', 'stop-pending']);
   });
 });
 

@@ -1,7 +1,8 @@
 /** Cleanup shared by global-setup.ts (failed setup, stale runs) and global-teardown.ts. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { pidAlive, type DevServer } from '../../scripts/provision/temporal';
+import type { DevServer } from '../scripts/provision/temporal-dev-server';
+import { isAlive } from '../services/process-table';
 import { TMP_DIR, type StackInfo } from './stack';
 
 type Log = (line: string) => void;
@@ -33,7 +34,7 @@ export async function dropRunDatabases(info: StackInfo, log: Log): Promise<void>
     // no database was cloned
   }
   const names = [...new Set(tracked)].filter((n) => /^tw_test_\w+$/.test(n));
-  const { dropDatabase } = await import('../../scripts/provision/postgres');
+  const { dropDatabase } = await import('../scripts/provision/postgres');
   const failures: string[] = [];
   // Clones first, the template last (CREATE DATABASE … TEMPLATE needs it idle, DROP needs it unused).
   for (const name of [...names, info.templateDb]) {
@@ -88,7 +89,7 @@ export async function reapStaleRuns(log: Log): Promise<void> {
     } catch {
       continue;
     }
-    if (pidAlive(info.jestPid)) continue; // a concurrent run
+    if (isAlive(info.jestPid)) continue; // a concurrent run
     log(`reaping stale test run ${info.runId}`);
     try {
       await teardownStack({ info, stackFile: file }, log);

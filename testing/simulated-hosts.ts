@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { REPO_ROOT, TMP_DIR } from '../setup/stack';
+import { REPO_ROOT, TMP_DIR } from './stack';
 import { eventually } from './harness';
 import { bundlePath } from './worker-fleet';
 

@@ -9,9 +9,9 @@
  * Runs in the jest main process; globalTeardown (same process) reads the state from globalThis.
  */
 import { randomBytes } from 'node:crypto';
-import { SEARCH_ATTRIBUTE_TYPES } from '../../domain/search-attributes';
-import { ensureChromium } from '../../scripts/provision/chromium';
-import { startDevServer, type DevServer } from '../../scripts/provision/temporal';
+import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
+import { ensureChromium } from '../scripts/provision/chromium';
+import { startDevServer, type DevServer } from '../scripts/provision/temporal-dev-server';
 import { log, reapStaleRuns, teardownStack } from './reap';
 import { publishStack, stackFilePath, dbTrackFile, type StackInfo } from './stack';
 
@@ -49,7 +49,7 @@ export default async function globalSetup(): Promise<void> {
       return;
     }
     const t1 = Date.now();
-    const pg = await import('../../scripts/provision/postgres');
+    const pg = await import('../scripts/provision/postgres');
     const postgres = await pg.resolveTestPostgresAdminUrl(log);
     info.pgAdminUrl = postgres.adminUrl;
     globalThis.__TREEWARDEN_TEST_STACK__ = { info, stackFile, server, stopPostgres: postgres.stop };

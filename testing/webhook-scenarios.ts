@@ -3,7 +3,7 @@
  * receiver that answers (delivered), and one that keeps failing past the give-up time (dead). Used
  * by the history recordings (scripts/record-histories.ts).
  */
-import { workflowId } from '../../domain/ids';
+import { workflowId } from '../domain/ids';
 import { eventually, type Harness, type seedCompany } from './harness';
 import { startWebhookReceiver } from './webhook-receiver';
 

@@ -46,7 +46,7 @@ export const STACK_ENV = {
   templateDb: 'TREEWARDEN_TEST_TEMPLATE_DB',
 } as const;
 
-export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const REPO_ROOT = path.resolve(__dirname, '..');
 export const TMP_DIR = path.join(REPO_ROOT, '.tmp');
 
 export function stackFilePath(jestPid: number = process.pid): string {
@@ -79,7 +79,7 @@ function readStackFile(): StackInfo | undefined {
 
 function notProvisioned(what: string): Error {
   return new Error(
-    `${what} is not set: the test stack is provisioned by jest globalSetup (test/setup/global-setup.ts); run the tests with jest (npx jest / npm test)`,
+    `${what} is not set: the test stack is provisioned by jest globalSetup (testing/global-setup.ts); run the tests with jest (npx jest / npm test)`,
   );
 }
 
@@ -120,7 +120,7 @@ export function dbTrackFile(stackFile: string): string {
 export async function freshDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const { pgAdminUrl, templateDb } = testStack();
   // Loaded lazily so Temporal-only test files don't load the PG tooling.
-  const { createDatabaseFromTemplate, databaseUrl, dropDatabase } = await import('../../scripts/provision/postgres');
+  const { createDatabaseFromTemplate, databaseUrl, dropDatabase } = await import('../scripts/provision/postgres');
   const runId = process.env[STACK_ENV.runId] ?? readStackFile()?.runId ?? String(process.pid);
   const name = `tw_test_${runId}_${randomBytes(4).toString('hex')}`;
   const stackFile = process.env[STACK_ENV.file];

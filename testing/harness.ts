@@ -3,20 +3,22 @@
  * PostgreSQL database: worker, API (driven with fastify's inject) and helpers.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { NativeConnection, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import pino from 'pino';
-import { buildApi } from '../../api/server';
-import { parseConfig } from '../../domain/config';
-import { createWorker, type TreewardenWorker } from '../../workers/create-worker';
-import { connectServices, type Services } from '../../workers/runtime';
-import { freshDatabase, testStack } from '../setup/stack';
+import { buildApi } from '../api/server';
+import { parseConfig } from '../domain/config';
+import { isTerminalRunStatus } from '../domain/statuses';
+import { createWorker, type TreewardenWorker } from '../workers/create-worker';
+import { connectServices, type Services } from '../workers/runtime';
+import { freshDatabase, testStack } from './stack';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
 let bundle: Promise<WorkflowBundle> | undefined;
 /** Bundled once per test file: bundling takes seconds. */
 export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
   return bundle;
 }
 
@@ -104,9 +106,19 @@ export async function eventually<T>(what: string, probe: () => Promise<T | null 
       last = error;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
+
+/** The run's row as the database has it now. */
+export const runRow = (h: Harness, runId: string) => h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
+
+/** The run's row once it has settled (succeeded, failed or cancelled). */
+export const settled = (h: Harness, runId: string, timeoutMs = 60_000) =>
+  eventually(`run ${runId} settled`, async () => {
+    const run = await runRow(h, runId);
+    return isTerminalRunStatus(run.status) ? run : null;
+  }, timeoutMs);
 
 /** A company with its board token, plus helpers to make agents and issues through the API. */
 export async function seedCompany(h: Harness, name = 'Acme') {

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { freePort } from '../../scripts/provision/ports';
-import { REPO_ROOT } from '../setup/stack';
+import { freePort } from '../scripts/provision/ports';
+import { REPO_ROOT } from './stack';
 
 export interface ServiceStack {
   apiUrl: string;

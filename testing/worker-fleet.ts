@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Client } from '@temporalio/client';
-import { REPO_ROOT, TMP_DIR } from '../setup/stack';
+import { REPO_ROOT, TMP_DIR } from './stack';
 import { workflowBundle, type Harness } from './harness';
 
 export interface WorkerProcess {

@@ -1,0 +1,117 @@
+/** The cluster check's scenarios, through the HTTP API against two workers on two simulated hosts. */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { createTreewardenClient, TreewardenApiError, type TreewardenClient } from '../client';
+import { hostQueue } from '../domain/host';
+import type { SimulatedHost } from '../testing/simulated-hosts';
+import { check, cleanups, say, waitFor, type Proc } from './cluster-check-support';
+
+/** The host id a worker logged when it started. */
+export const hostIdOf = (worker: Proc): string => (JSON.parse(worker.readyLine!) as { hostId: string }).hostId;
+
+export async function runScenario(apiUrl: string, adminToken: string, address: string, namespace: string, taskQueue: string, workers: Proc[], hosts: SimulatedHost[]): Promise<void> {
+  // Both workers poll the one task queue (scaling out is just more of them), and each its own host's queue.
+  const hostIds = workers.map(hostIdOf);
+  check(new Set(hostIds).size === 2, 'the two workers are on two hosts', hostIds);
+  await waitFor('each worker polling the task queue and its host queue', async () => {
+    const connection = await Connection.connect({ address });
+    const pollersOf = async (name: string, taskQueueType: number) =>
+      ((await connection.workflowService.describeTaskQueue({ namespace, taskQueue: { name }, taskQueueType })).pollers ?? []).map((p) => p.identity ?? '');
+    try {
+      // Temporal's default identity is <pid>@<hostname>: the pid inside the host, the host's UTS name
+      const shared = await pollersOf(taskQueue, 1 /* WORKFLOW */);
+      const onHosts = await Promise.all(hostIds.map((id) => pollersOf(hostQueue(taskQueue, id), 2 /* ACTIVITY */)));
+      return hosts.every((host, i) => shared.some((identity) => identity.endsWith(`@${host.name}`)) && onHosts[i].some((identity) => identity.endsWith(`@${host.name}`)));
+    } finally {
+      await connection.close();
+    }
+  });
+  say(`ok: the workers on ${hosts.map((h) => h.name).join(' and ')} poll ${taskQueue}, and each its own host queue`);
+
+  const admin = createTreewardenClient({ baseUrl: apiUrl, token: adminToken });
+  const company = await admin.createCompany({ name: 'Cluster Check Co' });
+  const board = createTreewardenClient({ baseUrl: apiUrl, token: company.boardToken });
+  say(`company ${company.id} created`);
+  await watchdogScenario(board, company.id);
+  await holdScenario(board, company.id);
+}
+
+/** A watched subtree at rest: the watchdog wakes its noop agent exactly once; bookkeeping writes do not re-arm it. */
+async function watchdogScenario(board: TreewardenClient, companyId: string): Promise<void> {
+  const watcher = await board.createAgent(companyId, { name: 'reviewer', adapter: { type: 'noop' } });
+  const root = await board.createIssue(companyId, { title: 'ship the cluster profile' });
+  const leaf = await board.createIssue(companyId, { title: 'write the check', parentId: root.id, status: 'done' });
+  await board.putWatchdog(root.id, { agentId: watcher.id });
+  say(`watchdog on issue ${root.id} (leaf ${leaf.id} done) for noop agent ${watcher.id}`);
+
+  const woken = await waitFor('the watchdog wake', async () => {
+    const w = await board.getWatchdog(root.id);
+    return w && w.triggerCount >= 1 && w.reviewIssueId ? w : null;
+  });
+  const reviewRuns = await waitFor('the review run succeeded', async () => {
+    const runs = (await board.listRuns(woken.reviewIssueId!)).items;
+    return runs.length > 0 && runs.every((r) => r.status === 'succeeded') ? runs : null;
+  });
+  say(`watchdog woke agent ${watcher.id}: review issue ${woken.reviewIssueId}, run ${reviewRuns[0].id} ${reviewRuns[0].status}`);
+
+  // bookkeeping (a comment) causes another evaluation but is the same stop: no second wake
+  const before = (await board.getWatchdog(root.id))!.lastEvaluation?.evaluatedAt;
+  await board.addComment(leaf.id, 'just a note');
+  const after = await waitFor('an evaluation after the comment', async () => {
+    const w = await board.getWatchdog(root.id);
+    return w?.lastEvaluation && w.lastEvaluation.evaluatedAt !== before ? w : null;
+  });
+  await sleep(2_000); // room for a duplicate to show up
+  const final = (await board.getWatchdog(root.id))!;
+  const runs = (await board.listRuns(woken.reviewIssueId!)).items;
+  check(final.triggerCount === 1 && runs.length === 1, 'the stopped subtree gave exactly one watchdog wake (one review run)', { triggerCount: final.triggerCount, runs });
+  check(runs[0].wakeReason === 'task_watchdog_stopped_subtree' && runs[0].agentId === watcher.id, 'the wake went to the watchdog agent', runs[0]);
+  say(`last evaluation after the comment: ${after.lastEvaluation?.state}`);
+}
+
+/** A pause stops the running run; the release resumes it exactly once; a second release is refused. */
+async function holdScenario(board: TreewardenClient, companyId: string): Promise<void> {
+  // the prepare step blocks only on the first run, so the resumed run passes straight through
+  const marker = path.join(os.tmpdir(), `tw-cluster-prep-${randomBytes(6).toString('hex')}`);
+  cleanups.push({ what: `removed ${marker}`, fn: async () => fs.rmSync(marker, { force: true }) });
+  const agent = await board.createAgent(companyId, {
+    name: 'builder',
+    adapter: { type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] } },
+  });
+  const parent = await board.createIssue(companyId, { title: 'release train' });
+  const child = await board.createIssue(companyId, { title: 'migrate the schema', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const wake = await board.wakeIssue(child.id, {});
+  const runId = wake.runId!;
+  await waitFor('the run running its prepare step', async () => fs.existsSync(marker) && (await board.getRun(runId)).status === 'running');
+  say(`run ${runId} running (prepare step blocks)`);
+
+  const hold = await board.pauseTree(parent.id);
+  check(hold.members.find((m) => m.issueId === child.id)?.interruptedRunId === runId, 'the pause interrupted the run', hold.members);
+  const stopped = await waitFor('the interrupted run settled', async () => {
+    const run = await board.getRun(runId);
+    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
+  });
+  check(stopped.status === 'cancelled' && stopped.stopKind === 'operator_hold' && stopped.stoppedByHoldId === hold.id, 'the run was cancelled by the hold', stopped);
+
+  const released = await board.releaseTreeHold(parent.id, hold.id);
+  check(released.resumed.length === 1 && released.resumed[0].issueId === child.id, 'the release resumed one run', released);
+  const resumed = await waitFor('the resumed run settled', async () => {
+    const run = await board.getRun(released.resumed[0].runId);
+    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
+  });
+  check(resumed.status === 'succeeded' && resumed.wakeReason === 'issue_tree_resumed', 'the resumed run succeeded', resumed);
+  let second: unknown;
+  try {
+    second = await board.releaseTreeHold(parent.id, hold.id);
+  } catch (err) {
+    second = err;
+  }
+  check(second instanceof TreewardenApiError && second.status === 409, 'a second release is refused with 409', second);
+  await sleep(2_000); // room for a duplicate to show up
+  const resumedRuns = (await board.listRuns(child.id)).items.filter((r) => r.wakeReason === 'issue_tree_resumed');
+  check(resumedRuns.length === 1, 'the interrupted run was resumed exactly once', resumedRuns);
+}
