@@ -7,7 +7,7 @@ import type { Deps } from '../services/deps';
 import { WakeDispatchError } from '../services/wakes';
 import { authenticate } from './auth';
 import { consolePlugin } from './console/routes';
-import { isPublicRoute, registerOpenApi } from './openapi';
+import { isPublicRoute, registerOpenApi, ResponseShapeError } from './openapi';
 import { registerCoreRoutes } from './routes/core';
 import { registerExecutionBlockerRoutes } from './routes/execution-blockers';
 import { registerHoldRoutes } from './routes/holds';
@@ -56,6 +56,10 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
     if (error instanceof AppError) return send(error.code, error.message, error.details);
     if (error instanceof ZodError) {
       return send('bad_request', error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '), error.issues);
+    }
+    if (error instanceof ResponseShapeError) {
+      request.log.error({ err: error }, 'response does not match its schema');
+      return send('unavailable', error.message);
     }
     if (error instanceof WakeDispatchError) return send('unavailable', `${error.message}; the wake stays queued, retry later`);
     const fastifyError = error as { statusCode?: number; code?: string; message: string };
