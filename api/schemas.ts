@@ -4,6 +4,7 @@
  * handler that sends another shape fails (api/openapi.ts), so the document cannot drift from the server.
  */
 import { z } from 'zod';
+import { adapterSchema } from '../domain/adapter';
 import type { ErrorCode } from '../domain/errors';
 import { NOTIFICATION_EVENTS } from '../domain/notifications';
 import { AGENT_STATUSES, ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
@@ -34,7 +35,7 @@ export const answers = <T extends Record<number, z.ZodType | typeof NO_CONTENT>>
 export const Verdict = named('Verdict', z.enum(Object.keys(VERDICT_ACTIONS) as [VerdictName, ...VerdictName[]]));
 export const list = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item) });
 
-export const Agent = named('Agent', z.object({ id: uuid, companyId: uuid, name: z.string(), status: z.enum(AGENT_STATUSES), adapter: jsonObject, createdAt: timestamp }));
+export const Agent = named('Agent', z.object({ id: uuid, companyId: uuid, name: z.string(), status: z.enum(AGENT_STATUSES), adapter: adapterSchema, createdAt: timestamp }));
 
 export const ExecutionBlocker = named(
   'ExecutionBlocker',
@@ -81,20 +82,24 @@ export const StopAttempt = named(
   }),
 );
 const StopOutcome = z.enum(['preserved', 'unknown_outcome', 'before_adapter']);
-/** the verified stop (`checkpoint` when preserved), or one only its host can verify */
+/** the verified stop (`checkpoint` when preserved), or one only its host can verify; `previous`: the stop it settled */
+const previous = z.unknown().optional();
 export const StopResult = named(
   'StopResult',
   z.union([
-    z.looseObject({
+    z.object({
       verdict: z.enum(['terminal-clean', 'stop-partial']),
       attempts: z.array(StopAttempt),
       verifiedAt: z.string().optional(),
       outcome: StopOutcome.optional(),
       checkpoint: jsonObject.optional(),
       outcomeReason: z.string().optional(),
+      detail: z.string().optional(),
+      host: z.string().optional(),
+      previous,
     }),
-    z.looseObject({ verdict: z.literal('stop-pending'), host: z.string(), since: z.string(), reason: z.string().optional() }),
-    z.looseObject({ verdict: z.literal('host-lost'), host: z.string(), declaredAt: z.string() }),
+    z.object({ verdict: z.literal('stop-pending'), host: z.string(), since: z.string(), reason: z.string().optional(), previous }),
+    z.object({ verdict: z.literal('host-lost'), host: z.string(), declaredAt: z.string(), previous }),
   ]),
 );
 

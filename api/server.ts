@@ -1,6 +1,7 @@
 /** The HTTP surface for the main app (fastify). Every route but /healthz needs a bearer token. */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { ZodError } from 'zod';
+import { z, ZodError } from 'zod';
+import { pingDatabase } from '../db/prisma';
 import type { Actor } from '../domain/actor';
 import { AppError, httpStatusOf, type ErrorCode } from '../domain/errors';
 import type { Deps } from '../services/deps';
@@ -29,6 +30,10 @@ declare module 'fastify' {
 }
 
 const HEALTHZ = '/healthz';
+const HEALTH_ANSWERS = {
+  200: z.object({ status: z.literal('ok') }),
+  503: z.object({ status: z.literal('unavailable'), error: z.string() }),
+};
 
 export interface ApiOptions {
   /** checks for /healthz beyond the database, e.g. Temporal reachability */
@@ -76,10 +81,10 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   registerOpenApi(app);
   // in a plugin, so the OpenAPI document (registered above) sees every route
   void app.register(async (api) => {
-    api.get(HEALTHZ, { schema: { summary: 'Health: the database (and Temporal) answer within 1.5 s', security: [] } }, async (_request, reply) => {
+    api.get(HEALTHZ, { schema: { summary: 'Health: the database (and Temporal) answer within 1.5 s', security: [], response: HEALTH_ANSWERS } }, async (_request, reply) => {
       try {
         await withinDeadline(HEALTH_DEADLINE_MS, async () => {
-          await deps.db.$queryRaw`SELECT 1`;
+          await pingDatabase(deps.db);
           for (const check of options.healthChecks ?? []) await check();
         });
         return { status: 'ok' };

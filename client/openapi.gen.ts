@@ -27,7 +27,25 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ok";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "unavailable";
+                            error: string;
+                        };
+                    };
                 };
             };
         };
@@ -2398,7 +2416,24 @@ export interface components {
             /** @enum {string} */
             status: "active" | "paused" | "terminated" | "pending_approval";
             adapter: {
-                [key: string]: unknown;
+                /** @enum {string} */
+                type: "process";
+                command: string;
+                /** @default [] */
+                args: string[];
+                /** @default {} */
+                env: {
+                    [key: string]: string;
+                };
+                cwd?: string;
+                prepare?: {
+                    command: string;
+                    /** @default [] */
+                    args: string[];
+                };
+            } | {
+                /** @enum {string} */
+                type: "noop";
             };
             createdAt: string;
         };
@@ -2464,7 +2499,7 @@ export interface components {
             }[];
             writersAlive: number;
         };
-        StopResult: ({
+        StopResult: {
             /** @enum {string} */
             verdict: "terminal-clean" | "stop-partial";
             attempts: components["schemas"]["StopAttempt"][];
@@ -2475,24 +2510,23 @@ export interface components {
                 [key: string]: unknown;
             };
             outcomeReason?: string;
-        } & {
-            [key: string]: unknown;
-        }) | ({
+            detail?: string;
+            host?: string;
+            previous?: unknown;
+        } | {
             /** @enum {string} */
             verdict: "stop-pending";
             host: string;
             since: string;
             reason?: string;
-        } & {
-            [key: string]: unknown;
-        }) | ({
+            previous?: unknown;
+        } | {
             /** @enum {string} */
             verdict: "host-lost";
             host: string;
             declaredAt: string;
-        } & {
-            [key: string]: unknown;
-        });
+            previous?: unknown;
+        };
         Run: {
             id: string;
             companyId: string;

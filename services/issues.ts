@@ -196,3 +196,9 @@ export async function wakeIssue(deps: Deps, actor: ScopedActor, issueId: string,
   const holdIds = outcome.kind === 'deferred' ? { holdIds: outcome.holdIds } : {};
   return { created, wake: { id: wake.id, status: wake.status, runId: wake.runId, outcome: outcome.kind, ...holdIds } };
 }
+
+/** The titles of the company's issues among `issueIds` (others are left out). */
+export async function issueTitles(deps: Deps, companyId: string, issueIds: string[]): Promise<Map<string, string>> {
+  const issues = await deps.db.issue.findMany({ where: { id: { in: issueIds }, companyId }, select: { id: true, title: true } });
+  return new Map(issues.map((i) => [i.id, i.title]));
+}
