@@ -44,7 +44,16 @@ export function zodValidatorCompiler({ schema, httpPart }: { schema: unknown; ht
 
 const COMPONENTS = '#/components/schemas/';
 const toJson = (schema: z.ZodType | typeof componentRegistry, io: 'input' | 'output') =>
-  z.toJSONSchema(schema as z.ZodType, { io, unrepresentable: 'any', target: 'openapi-3.0', metadata: componentRegistry, uri: (id: string) => COMPONENTS + id } as never) as Record<string, unknown>;
+  z.toJSONSchema(
+    schema as z.ZodType,
+    {
+      io,
+      unrepresentable: 'any',
+      target: 'openapi-3.0',
+      metadata: componentRegistry,
+      uri: (id: string) => COMPONENTS + id,
+    } as never,
+  ) as Record<string, unknown>;
 
 /** JSON Schema of a request part, as the client sends it (before zod's defaults and transforms). */
 export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
@@ -72,12 +81,18 @@ export class ResponseShapeError extends Error {
 }
 
 /** Serializes an answer as its route's schema for that status describes it (unknown fields left out). */
-export function zodSerializerCompiler({ schema, method, url, httpStatus }: { schema: unknown; method: string; url: string; httpStatus?: string }) {
+export function zodSerializerCompiler({
+  schema,
+  method,
+  url,
+  httpStatus,
+}: { schema: unknown; method: string; url: string; httpStatus?: string }) {
   if (!isZod(schema)) return (data: unknown) => JSON.stringify(data);
   return (data: unknown) => {
     const result = schema.safeParse(data);
-    if (!result.success) throw new ResponseShapeError(`${method} ${url} ${httpStatus}: the answer does not match its schema: ${z.prettifyError(result.error)}`);
-    return JSON.stringify(result.data);
+    if (result.success) return JSON.stringify(result.data);
+    const problem = z.prettifyError(result.error);
+    throw new ResponseShapeError(`${method} ${url} ${httpStatus}: the answer does not match its schema: ${problem}`);
   };
 }
 
@@ -86,7 +101,10 @@ function toOpenApiSchema(schema: FastifySchema): FastifySchema {
   for (const [part, value] of Object.entries(schema)) {
     if (isZod(value)) out[part] = jsonSchemaOf(value);
     else if (part === 'response' && value && typeof value === 'object') {
-      out[part] = Object.fromEntries(Object.entries(value).map(([status, s]) => [status, isZod(s) ? responseSchemaOf(s) : s]));
+      out[part] = Object.fromEntries(Object.entries(value).map(([status, s]) => [
+        status,
+        isZod(s) ? responseSchemaOf(s) : s,
+      ]));
     } else out[part] = value;
   }
   return out as FastifySchema;
@@ -103,7 +121,14 @@ export function registerOpenApi(app: FastifyInstance): void {
     openapi: {
       openapi: '3.0.3',
       info: { title: 'treewarden', version: '0.1.0', description: 'Control plane for AI-agent work trees on Temporal: task watchdogs, tree holds, run supervision.' },
-      components: { schemas: componentSchemas() as never, securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'admin token, company board token or run token' } } },
+      components: {
+        schemas: componentSchemas() as never,
+        securitySchemes: { bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'admin token, company board token or run token',
+        } },
+      },
       security: [{ bearer: [] }],
     },
     transform: ({ schema, url }) => ({ schema: schema ? toOpenApiSchema(schema) : schema, url }),

@@ -18,24 +18,54 @@ export const named = <T extends z.ZodType>(id: string, schema: T): T => {
 };
 
 /** ISO-8601 on the wire; handlers may hand a Date over (JSON.stringify would write it so too). */
-export const timestamp = z.preprocess((value) => (value instanceof Date ? value.toISOString() : value), z.string().meta({ format: 'date-time' }));
+export const timestamp = z.preprocess(
+  (value) => (value instanceof Date ? value.toISOString() : value),
+  z.string().meta({ format: 'date-time' }),
+);
 export const uuid = z.string().meta({ format: 'uuid' });
 /** a JSON object stored as the client sent it, or as a workflow reported it */
 const jsonObject = z.record(z.string(), z.unknown());
 
-const ERROR_CODES = ['bad_request', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'reconciliation_required', 'unprocessable', 'payload_too_large', 'unavailable'] as const satisfies readonly ErrorCode[];
-export const ErrorBody = named('ErrorBody', z.object({ error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.unknown().optional() }) }));
+const ERROR_CODES = [
+  'bad_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'reconciliation_required',
+  'unprocessable',
+  'payload_too_large',
+  'unavailable',
+] as const satisfies readonly ErrorCode[];
+export const ErrorBody = named(
+  'ErrorBody',
+  z.object({ error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.unknown().optional() }) }),
+);
 
 /** A 204: no body to describe or check. */
 export const NO_CONTENT = { type: 'null', description: 'No content' } as const;
 
 /** A route's answers: its successes by status, and the error body for every refusal or failure. */
-export const answers = <T extends Record<number, z.ZodType | typeof NO_CONTENT>>(success: T) => ({ ...success, '4xx': ErrorBody, '5xx': ErrorBody });
+export const answers = <T extends Record<number, z.ZodType | typeof NO_CONTENT>>(success: T) => ({
+  ...success,
+  '4xx': ErrorBody,
+  '5xx': ErrorBody,
+});
 
 export const Verdict = named('Verdict', z.enum(Object.keys(VERDICT_ACTIONS) as [VerdictName, ...VerdictName[]]));
 export const list = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item) });
 
-export const Agent = named('Agent', z.object({ id: uuid, companyId: uuid, name: z.string(), status: z.enum(AGENT_STATUSES), adapter: adapterSchema, createdAt: timestamp }));
+export const Agent = named(
+  'Agent',
+  z.object({
+    id: uuid,
+    companyId: uuid,
+    name: z.string(),
+    status: z.enum(AGENT_STATUSES),
+    adapter: adapterSchema,
+    createdAt: timestamp,
+  }),
+);
 
 export const ExecutionBlocker = named(
   'ExecutionBlocker',
@@ -68,9 +98,21 @@ export const Issue = named(
     updatedAt: timestamp,
   }),
 );
-export const IssueWithBlockers = named('IssueWithBlockers', Issue.extend({ executionBlockers: z.array(ExecutionBlocker) }));
+export const IssueWithBlockers = named(
+  'IssueWithBlockers',
+  Issue.extend({ executionBlockers: z.array(ExecutionBlocker) }),
+);
 
-export const Comment = named('Comment', z.object({ id: uuid, issueId: uuid, body: z.string(), authorKind: z.enum(['board', 'run', 'system']), createdAt: timestamp }));
+export const Comment = named(
+  'Comment',
+  z.object({
+    id: uuid,
+    issueId: uuid,
+    body: z.string(),
+    authorKind: z.enum(['board', 'run', 'system']),
+    createdAt: timestamp,
+  }),
+);
 
 export const StopAttempt = named(
   'StopAttempt',
@@ -98,7 +140,13 @@ export const StopResult = named(
       host: z.string().optional(),
       previous,
     }),
-    z.object({ verdict: z.literal('stop-pending'), host: z.string(), since: z.string(), reason: z.string().optional(), previous }),
+    z.object({
+      verdict: z.literal('stop-pending'),
+      host: z.string(),
+      since: z.string(),
+      reason: z.string().optional(),
+      previous,
+    }),
     z.object({ verdict: z.literal('host-lost'), host: z.string(), declaredAt: z.string(), previous }),
   ]),
 );
@@ -124,7 +172,9 @@ export const Run = named(
     failureState: z.enum(['uninspected', 'inspected', 'superseded', 'acknowledged']).nullable(),
     silentState: z.enum(['ok', 'suspicious', 'critical']).nullable(),
     supersededByRunId: uuid.nullable(),
-    stopOutcome: StopOutcome.nullable().meta({ description: '`preserved` resumes once on release; `unknown_outcome` waits for reconciliation' }),
+    stopOutcome: StopOutcome.nullable().meta({
+      description: '`preserved` resumes once on release; `unknown_outcome` waits for reconciliation',
+    }),
     executionBlocker: ExecutionBlocker.nullable(),
     endReason: z.enum(['context_overflow']).nullable().meta({ description: 'why it ended, as its agent reported it' }),
   }),
@@ -194,7 +244,9 @@ export const TreeHold = named(
     reason: z.string().nullable(),
     appliedAt: timestamp.nullable(),
     releasedAt: timestamp.nullable(),
-    releaseResult: jsonObject.nullable().meta({ description: '`{ releaseId, wakeAgents, resumed?, skipped?, wakeFailures? }` once released' }),
+    releaseResult: jsonObject.nullable().meta({
+      description: '`{ releaseId, wakeAgents, resumed?, skipped?, wakeFailures? }` once released',
+    }),
     createdAt: timestamp,
   }),
 );
@@ -220,8 +272,30 @@ export const ReleaseReport = z.object({
   skipped: z.array(z.object({ issueId: uuid, reason: z.string() })),
   wakeFailures: z.array(z.object({ issueId: uuid, message: z.string() })),
 });
-export const ResumeTreeResult = named('ResumeTreeResult', ReleaseReport.extend({ holds: z.array(TreeHoldWithMembers) }));
-export const ReleaseTreeHoldResult = named('ReleaseTreeHoldResult', ReleaseReport.extend({ hold: TreeHoldWithMembers }));
+export const ResumeTreeResult = named(
+  'ResumeTreeResult',
+  ReleaseReport.extend({ holds: z.array(TreeHoldWithMembers) }),
+);
+export const ReleaseTreeHoldResult = named(
+  'ReleaseTreeHoldResult',
+  ReleaseReport.extend({ hold: TreeHoldWithMembers }),
+);
 
-export const Webhook = named('Webhook', z.object({ id: uuid, companyId: uuid, url: z.string(), events: z.array(z.enum(NOTIFICATION_EVENTS)), createdAt: timestamp }));
-export const CreatedCompany = named('CreatedCompany', z.object({ id: uuid, name: z.string(), boardToken: z.string().meta({ description: "the company's board token, shown once" }) }));
+export const Webhook = named(
+  'Webhook',
+  z.object({
+    id: uuid,
+    companyId: uuid,
+    url: z.string(),
+    events: z.array(z.enum(NOTIFICATION_EVENTS)),
+    createdAt: timestamp,
+  }),
+);
+export const CreatedCompany = named(
+  'CreatedCompany',
+  z.object({
+    id: uuid,
+    name: z.string(),
+    boardToken: z.string().meta({ description: "the company's board token, shown once" }),
+  }),
+);

@@ -81,7 +81,13 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   registerOpenApi(app);
   // in a plugin, so the OpenAPI document (registered above) sees every route
   void app.register(async (api) => {
-    api.get(HEALTHZ, { schema: { summary: 'Health: the database (and Temporal) answer within 1.5 s', security: [], response: HEALTH_ANSWERS } }, async (_request, reply) => {
+    api.get(HEALTHZ, {
+      schema: {
+        summary: 'Health: the database (and Temporal) answer within 1.5 s',
+        security: [],
+        response: HEALTH_ANSWERS,
+      },
+    }, async (_request, reply) => {
       try {
         await withinDeadline(HEALTH_DEADLINE_MS, async () => {
           await pingDatabase(deps.db);

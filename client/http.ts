@@ -34,7 +34,13 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Call = <T>(method: Method, url: string, body?: unknown, options?: CreateOptions) => Promise<T>;
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
-  400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 413: 'payload_too_large', 422: 'unprocessable',
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  422: 'unprocessable',
 };
 
 export function transport({ baseUrl, token, fetch: fetchImpl = fetch }: TreewardenClientOptions): Call {
@@ -73,5 +79,6 @@ export const path = (strings: TemplateStringsArray, ...params: string[]) =>
 
 export const query = (params: object) => {
   const entries = Object.entries(params).filter(([, value]) => value !== undefined);
-  return entries.length ? `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}` : '';
+  if (entries.length === 0) return '';
+  return `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
 };

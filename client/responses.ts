@@ -34,7 +34,10 @@ export type StopResult = Schemas['StopResult'];
 export type StopAttempt = Schemas['StopAttempt'];
 export type Verdict = Schemas['Verdict'];
 export type ProcessView = Schemas['ProcessView'];
-/** A process tree as the owning host sees it; `processes` is null (unknown, not empty) when that host did not answer. */
+/** A process tree as the owning host sees it; `processes` is null (
+  unknown,
+  not empty,
+) when that host did not answer. */
 export type ProcessTree = Schemas['ProcessTree'];
 export type WorkKind = Schemas['WorkStopResult']['kind'];
 export type WorkStopResult = Schemas['WorkStopResult'];

@@ -7,7 +7,8 @@ import { logActivity } from './activity-log';
 import type { Deps } from './deps';
 import type { OnCreated, ScopedActor } from './issues';
 
-export const presentAgent = (a: { id: string; companyId: string; name: string; status: string; adapter: unknown; createdAt: Date }) => ({
+type AgentRow = { id: string; companyId: string; name: string; status: string; adapter: unknown; createdAt: Date };
+export const presentAgent = (a: AgentRow) => ({
   id: a.id, companyId: a.companyId, name: a.name, status: a.status, adapter: a.adapter, createdAt: a.createdAt,
 });
 type PresentedAgent = ReturnType<typeof presentAgent>;
@@ -18,7 +19,16 @@ export async function createCompany(deps: Deps, name: string) {
   const company = await deps.db.$transaction(async (tx) => {
     const created = await tx.company.create({ data: { name } });
     await tx.apiToken.create({ data: { tokenHash: hashToken(secret), kind: 'board', companyId: created.id } });
-    await logActivity(tx, { companyId: created.id, actor: { kind: 'admin' }, action: 'company.created', entityType: 'company', entityId: created.id });
+    await logActivity(
+      tx,
+      {
+        companyId: created.id,
+        actor: { kind: 'admin' },
+        action: 'company.created',
+        entityType: 'company',
+        entityId: created.id,
+      },
+    );
     return created;
   });
   return { id: company.id, name: company.name, boardToken: secret };
@@ -30,10 +40,23 @@ export interface AgentInput {
   status?: AgentStatus;
 }
 
-export async function createAgent(deps: Deps, actor: ScopedActor, input: AgentInput, onCreated?: OnCreated<PresentedAgent>) {
+export async function createAgent(
+  deps: Deps,
+  actor: ScopedActor,
+  input: AgentInput,
+  onCreated?: OnCreated<PresentedAgent>,
+) {
   return deps.db.$transaction(async (tx) => {
-    const created = await tx.agent.create({ data: { companyId: actor.companyId, name: input.name, adapter: input.adapter, status: input.status ?? 'active' } });
-    await logActivity(tx, { companyId: actor.companyId, actor, action: 'agent.created', entityType: 'agent', entityId: created.id });
+    const created = await tx.agent.create({ data: {
+      companyId: actor.companyId,
+      name: input.name,
+      adapter: input.adapter,
+      status: input.status ?? 'active',
+    } });
+    await logActivity(
+      tx,
+      { companyId: actor.companyId, actor, action: 'agent.created', entityType: 'agent', entityId: created.id },
+    );
     const agent = presentAgent(created);
     await onCreated?.(tx, agent);
     return agent;
@@ -49,7 +72,17 @@ export async function updateAgent(deps: Deps, actor: ScopedActor, agentId: strin
   if (!existing || existing.companyId !== actor.companyId) throw notFound('agent');
   const agent = await deps.db.$transaction(async (tx) => {
     const updated = await tx.agent.update({ where: { id: agentId }, data: changes });
-    await logActivity(tx, { companyId: actor.companyId, actor, action: 'agent.updated', entityType: 'agent', entityId: agentId, details: { changes } });
+    await logActivity(
+      tx,
+      {
+        companyId: actor.companyId,
+        actor,
+        action: 'agent.updated',
+        entityType: 'agent',
+        entityId: agentId,
+        details: { changes },
+      },
+    );
     return updated;
   });
   return presentAgent(agent);

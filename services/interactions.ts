@@ -33,7 +33,17 @@ export async function openInteraction(deps: Deps, actor: ScopedActor, issueId: s
       },
     });
     const details = { interactionId: created.id };
-    await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.interaction_created', entityType: 'issue', entityId: issueId, details });
+    await logActivity(
+      tx,
+      {
+        companyId: actor.companyId,
+        actor,
+        action: 'issue.interaction_created',
+        entityType: 'issue',
+        entityId: issueId,
+        details,
+      },
+    );
     return created;
   });
   await notifySubtreeChanged(deps, [issueId], 'interaction_created');
@@ -63,12 +73,23 @@ export interface ResolveInteractionInput {
 }
 
 /** Resolves a pending interaction exactly once (a second or concurrent resolve is 409). */
-export async function resolveInteraction(deps: Deps, actor: ScopedActor, interactionId: string, input: ResolveInteractionInput) {
+export async function resolveInteraction(
+  deps: Deps,
+  actor: ScopedActor,
+  interactionId: string,
+  input: ResolveInteractionInput,
+) {
   const interaction = await deps.db.$transaction(async (tx) => {
     const existing = await tx.interaction.findUnique({ where: { id: interactionId } });
     if (!existing || existing.companyId !== actor.companyId) throw notFound('interaction');
     if (existing.status !== 'pending') throw new AppError('conflict', `interaction is already ${existing.status}`);
-    await permitOnIssue(tx, actor, 'interaction.resolve', { id: existing.issueId, companyId: existing.companyId }, actor.companyId);
+    await permitOnIssue(
+      tx,
+      actor,
+      'interaction.resolve',
+      { id: existing.issueId, companyId: existing.companyId },
+      actor.companyId,
+    );
     assertInAudience(actor, existing);
     const { count } = await tx.interaction.updateMany({
       where: { id: interactionId, status: 'pending' },
@@ -82,7 +103,17 @@ export async function resolveInteraction(deps: Deps, actor: ScopedActor, interac
     });
     if (count !== 1) throw new AppError('conflict', 'interaction was resolved concurrently');
     const details = { interactionId, status: input.status };
-    await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.interaction_resolved', entityType: 'issue', entityId: existing.issueId, details });
+    await logActivity(
+      tx,
+      {
+        companyId: actor.companyId,
+        actor,
+        action: 'issue.interaction_resolved',
+        entityType: 'issue',
+        entityId: existing.issueId,
+        details,
+      },
+    );
     return tx.interaction.findUniqueOrThrow({ where: { id: interactionId } });
   });
   await notifySubtreeChanged(deps, [interaction.issueId], 'interaction_resolved');

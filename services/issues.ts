@@ -166,7 +166,11 @@ export async function addComment(deps: Deps, actor: ScopedActor, issueId: string
 
 /** A company's issues, or one parent's children, oldest first. */
 export async function listIssues(deps: Deps, companyId: string, parentId?: string) {
-  const issues = await deps.db.issue.findMany({ where: { companyId, ...(parentId ? { parentId } : {}) }, include: { blockedBy: true }, orderBy: { createdAt: 'asc' } });
+  const issues = await deps.db.issue.findMany({
+    where: { companyId, ...(parentId ? { parentId } : {}) },
+    include: { blockedBy: true },
+    orderBy: { createdAt: 'asc' },
+  });
   return issues.map(presentIssue);
 }
 
@@ -190,7 +194,14 @@ export async function wakeIssue(deps: Deps, actor: ScopedActor, issueId: string,
   const idempotencyKey = input.idempotencyKey ? `api:${actor.companyId}:${input.idempotencyKey}` : null;
   const { wake, created, outcome } = await wakeAndDispatch(
     deps,
-    { companyId: actor.companyId, agentId: issue.assigneeAgentId, issueId, reason: input.reason ?? 'manual_wake', context: input.context, idempotencyKey },
+    {
+      companyId: actor.companyId,
+      agentId: issue.assigneeAgentId,
+      issueId,
+      reason: input.reason ?? 'manual_wake',
+      context: input.context,
+      idempotencyKey,
+    },
     actor,
   );
   const holdIds = outcome.kind === 'deferred' ? { holdIds: outcome.holdIds } : {};
@@ -199,6 +210,9 @@ export async function wakeIssue(deps: Deps, actor: ScopedActor, issueId: string,
 
 /** The titles of the company's issues among `issueIds` (others are left out). */
 export async function issueTitles(deps: Deps, companyId: string, issueIds: string[]): Promise<Map<string, string>> {
-  const issues = await deps.db.issue.findMany({ where: { id: { in: issueIds }, companyId }, select: { id: true, title: true } });
+  const issues = await deps.db.issue.findMany({
+    where: { id: { in: issueIds }, companyId },
+    select: { id: true, title: true },
+  });
   return new Map(issues.map((i) => [i.id, i.title]));
 }

@@ -98,10 +98,17 @@ async function verifiedStop(deps: Deps, table: 'run' | 'job', id: string): Promi
   const deadline = Date.now() + deps.config.TREEWARDEN_STOP_GRACE_MS + 10_000;
   const select = { stopResult: true, status: true } as const;
   for (;;) {
-    const row = table === 'run' ? await deps.db.run.findUnique({ where: { id }, select }) : await deps.db.job.findUnique({ where: { id }, select });
+    const row = table === 'run' ? await deps.db.run.findUnique({
+      where: { id },
+      select,
+    }) : await deps.db.job.findUnique({ where: { id }, select });
     if (row?.stopResult) return row.stopResult;
     // a queued run or an exited job had nothing to stop
-    if (row && (row.status === 'cancelled' || row.status === 'exited')) return { verdict: 'terminal-clean', attempts: [], detail: 'nothing was running' };
+    if (row && (row.status === 'cancelled' || row.status === 'exited')) return {
+      verdict: 'terminal-clean',
+      attempts: [],
+      detail: 'nothing was running',
+    };
     if (Date.now() > deadline) return null;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -1,5 +1,6 @@
 /** Run lifecycle in the database: begin, enter the adapter, finish, stop. Each step is a CAS. */
 import type { Tx } from '../db/prisma';
+import type { Run } from '../generated/prisma/client';
 import type { Actor } from '../domain/actor';
 import { AppError, notFound } from '../domain/errors';
 import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
@@ -143,20 +144,39 @@ export async function requestStop(
 }
 
 /** The operator stop of a run, for every route that stops one (domain/authorization.ts: 'run.stop'). */
-export const presentRun = (r: {
-  id: string; companyId: string; issueId: string; agentId: string; status: string; wakeReason: string; context: unknown;
-  startedAt: Date | null; finishedAt: Date | null; exitCode: number | null; error: string | null; stopKind: string | null; stoppedByHoldId: string | null; createdAt: Date;
-  stopResult: unknown; failureState: string | null; silentState: string | null; supersededByRunId: string | null; endReason?: string | null;
-}, executionBlocker: PresentedBlocker | null = null) => ({
-  id: r.id, companyId: r.companyId, issueId: r.issueId, agentId: r.agentId, status: r.status, wakeReason: r.wakeReason, context: r.context,
-  startedAt: r.startedAt, finishedAt: r.finishedAt, exitCode: r.exitCode, error: r.error, stopKind: r.stopKind, stoppedByHoldId: r.stoppedByHoldId, createdAt: r.createdAt,
+type RunRow = Pick<
+  Run,
+  | 'id' | 'companyId' | 'issueId' | 'agentId' | 'status' | 'wakeReason' | 'context' | 'startedAt' | 'finishedAt' | 'exitCode'
+  | 'error' | 'stopKind' | 'stoppedByHoldId' | 'createdAt' | 'stopResult' | 'failureState' | 'silentState' | 'supersededByRunId'
+  | 'endReason'
+>;
+
+/** A run as the API shows it (its owner token and supervision internals stay inside). */
+export const presentRun = (r: RunRow, executionBlocker: PresentedBlocker | null = null) => ({
+  id: r.id,
+  companyId: r.companyId,
+  issueId: r.issueId,
+  agentId: r.agentId,
+  status: r.status,
+  wakeReason: r.wakeReason,
+  context: r.context,
+  startedAt: r.startedAt,
+  finishedAt: r.finishedAt,
+  exitCode: r.exitCode,
+  error: r.error,
+  stopKind: r.stopKind,
+  stoppedByHoldId: r.stoppedByHoldId,
+  createdAt: r.createdAt,
   // supervision: the verified stop (stop-partial attempts included), the failure's reconciliation, silence
-  stopResult: r.stopResult, failureState: r.failureState, silentState: r.silentState, supersededByRunId: r.supersededByRunId,
+  stopResult: r.stopResult,
+  failureState: r.failureState,
+  silentState: r.silentState,
+  supersededByRunId: r.supersededByRunId,
   // continuation: `preserved` (resumes on release), `unknown_outcome` (blocked until reconciled) or `before_adapter`
   stopOutcome: (r.stopResult as { outcome?: string } | null)?.outcome ?? null,
   executionBlocker,
   // why it ended, as its agent reported (TREEWARDEN_OUTCOME_FILE): context_overflow, or null
-  endReason: r.endReason ?? null,
+  endReason: r.endReason,
 });
 
 /** An issue's runs, oldest first, each with the blocker its stop created. */

@@ -249,7 +249,15 @@ test('a state-changing request without the CSRF token is refused and changes not
 
 test('an expired session is deleted at the next sign-in, and opens nothing before that', async () => {
   const signIn = () =>
-    fetch(`${h.apiUrl}/ui/sign-in`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${acme.token}`, redirect: 'manual' });
+    fetch(
+      `${h.apiUrl}/ui/sign-in`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `token=${acme.token}`,
+        redirect: 'manual',
+      },
+    );
   const first = await signIn();
   const secret = /tw_session=([^;]+)/.exec(first.headers.get('set-cookie') ?? '')?.[1] ?? '';
   const tokenHash = hashToken(secret);
@@ -263,7 +271,10 @@ test('an expired session is deleted at the next sign-in, and opens nothing befor
   expect(await h.services.db.apiToken.count({ where: { tokenHash } })).toBe(0);
   // live sessions stay: the one just started opens the console
   const live = /tw_session=([^;]+)/.exec(next.headers.get('set-cookie') ?? '')?.[1] ?? '';
-  expect((await fetch(`${h.apiUrl}/ui`, { headers: { cookie: `tw_session=${live}` }, redirect: 'manual' })).status).toBe(200);
+  expect((await fetch(
+    `${h.apiUrl}/ui`,
+    { headers: { cookie: `tw_session=${live}` }, redirect: 'manual' },
+  )).status).toBe(200);
 });
 
 test('the favicon is answered without a session, with no content', async () => {

@@ -7,7 +7,12 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/errors';
-import { consoleSessionCompany, endConsoleSession, SESSION_TTL_MS, startConsoleSession } from '../../services/console-sessions';
+import {
+  consoleSessionCompany,
+  endConsoleSession,
+  SESSION_TTL_MS,
+  startConsoleSession,
+} from '../../services/console-sessions';
 import type { Deps } from '../../services/deps';
 
 export const SESSION_COOKIE = 'tw_session';

@@ -12,7 +12,14 @@ import { createJob, resolveWork, stopWorkVerified } from '../../services/jobs';
 import { acknowledgeFailure, decideSilence, recordEvidence } from '../../services/supervision';
 import { createOnce } from '../idempotency';
 import type { ZodTypeProvider } from '../openapi';
-import { AcknowledgedRun, BackgroundJob, GateEvidence, SilenceDecision, WorkInspection, WorkStopResult } from '../schemas-supervision';
+import {
+  AcknowledgedRun,
+  BackgroundJob,
+  GateEvidence,
+  SilenceDecision,
+  WorkInspection,
+  WorkStopResult,
+} from '../schemas-supervision';
 import { answers } from '../schemas';
 import { companyActor, idParams } from '../validation';
 
@@ -36,16 +43,45 @@ const silenceSchema = z.object({ decision: z.enum(['snooze', 'continue', 'dismis
 export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
   const api = app.withTypeProvider<ZodTypeProvider>();
   /** Stops an agent run, shell job or monitor by id, and reports the verified result when it is in. */
-  api.post('/api/work/:id/stop', { schema: { summary: 'Stop an agent run, shell job or monitor by id; 202 while the stop is being verified', params: idParams('id'), response: answers({ 200: WorkStopResult, 202: WorkStopResult }) } }, async (request, reply) => {
+  api.post('/api/work/:id/stop', {
+    schema: {
+      summary: 'Stop an agent run, shell job or monitor by id; 202 while the stop is being verified',
+      params: idParams('id'),
+      response: answers({ 200: WorkStopResult, 202: WorkStopResult }),
+    },
+  }, async (request, reply) => {
     const { kind, id, stop } = await stopWorkVerified(deps, request.params.id, companyActor(request.actor));
-    return reply.status(stop ? 200 : 202).send({ kind, id, stop: stop ?? { verdict: 'pending', detail: 'the stop is still being verified; inspect the id for its result' } });
+    return reply.status(stop ? 200 : 202).send({
+      kind,
+      id,
+      stop: stop ?? { verdict: 'pending', detail: 'the stop is still being verified; inspect the id for its result' },
+    });
   });
 
   const inspect = async (request: { params: { id: string }; actor: Actor }) => inspectWork(deps, request.params.id, companyActor(request.actor));
-  api.get('/api/work/:id/inspect', { schema: { summary: 'Inspect any background id: the ownership graph, verdict and action', params: idParams('id'), response: answers({ 200: WorkInspection }) } }, inspect);
-  api.get('/api/runs/:id/inspect', { schema: { summary: 'Inspect a run (as /api/work/:id/inspect)', params: idParams('id'), response: answers({ 200: WorkInspection }) } }, inspect);
+  api.get('/api/work/:id/inspect', {
+    schema: {
+      summary: 'Inspect any background id: the ownership graph, verdict and action',
+      params: idParams('id'),
+      response: answers({ 200: WorkInspection }),
+    },
+  }, inspect);
+  api.get('/api/runs/:id/inspect', {
+    schema: {
+      summary: 'Inspect a run (as /api/work/:id/inspect)',
+      params: idParams('id'),
+      response: answers({ 200: WorkInspection }),
+    },
+  }, inspect);
 
-  api.post('/api/runs/:id/jobs', { schema: { summary: 'Start a shell job or monitor owned by the run', params: idParams('id'), body: jobSchema, response: answers({ 201: BackgroundJob }) } }, async (request, reply) => {
+  api.post('/api/runs/:id/jobs', {
+    schema: {
+      summary: 'Start a shell job or monitor owned by the run',
+      params: idParams('id'),
+      body: jobSchema,
+      response: answers({ 201: BackgroundJob }),
+    },
+  }, async (request, reply) => {
     const { id } = request.params;
     const body = request.body;
     const owner = await permittedRun(deps, request.actor, id, 'run.start_job');
@@ -55,14 +91,27 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
     });
   });
 
-  api.post('/api/runs/:id/evidence', { schema: { summary: 'Record gate evidence for a run', params: idParams('id'), body: evidenceSchema, response: answers({ 201: GateEvidence }) } }, async (request, reply) => {
+  api.post('/api/runs/:id/evidence', {
+    schema: {
+      summary: 'Record gate evidence for a run',
+      params: idParams('id'),
+      body: evidenceSchema,
+      response: answers({ 201: GateEvidence }),
+    },
+  }, async (request, reply) => {
     const { id } = request.params;
     const body = request.body;
     await permittedRun(deps, request.actor, id, 'run.record_evidence');
     return reply.status(201).send(await recordEvidence(deps, id, body, request.actor));
   });
 
-  api.post('/api/runs/:id/ack', { schema: { summary: "Acknowledge a failed run's finding", params: idParams('id'), response: answers({ 200: AcknowledgedRun }) } }, async (request) => {
+  api.post('/api/runs/:id/ack', {
+    schema: {
+      summary: "Acknowledge a failed run's finding",
+      params: idParams('id'),
+      response: answers({ 200: AcknowledgedRun }),
+    },
+  }, async (request) => {
     const { id } = request.params;
     const actor = companyActor(request.actor);
     await permittedRun(deps, actor, id, 'run.ack');
@@ -70,7 +119,14 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
     return { id: run.id, status: run.status, failureState: run.failureState };
   });
 
-  api.post('/api/runs/:id/silence', { schema: { summary: 'Decide about a silent run: snooze, continue or dismiss', params: idParams('id'), body: silenceSchema, response: answers({ 200: SilenceDecision }) } }, async (request) => {
+  api.post('/api/runs/:id/silence', {
+    schema: {
+      summary: 'Decide about a silent run: snooze, continue or dismiss',
+      params: idParams('id'),
+      body: silenceSchema,
+      response: answers({ 200: SilenceDecision }),
+    },
+  }, async (request) => {
     const { id } = request.params;
     const body = request.body;
     const actor = companyActor(request.actor);

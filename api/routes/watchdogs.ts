@@ -34,7 +34,13 @@ const resolveInteractionBody = z.object({ resolution: jsonRecord().optional(), s
 export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
-  api.get('/api/issues/:issueId/watchdog', { schema: { summary: "Read an issue's active watchdog (null when none)", params: idParams('issueId'), response: answers({ 200: Watchdog.nullable() }) } }, async (request) => {
+  api.get('/api/issues/:issueId/watchdog', {
+    schema: {
+      summary: "Read an issue's active watchdog (null when none)",
+      params: idParams('issueId'),
+      response: answers({ 200: Watchdog.nullable() }),
+    },
+  }, async (request) => {
     const { issueId } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'watchdog.manage', { companyId: actor.companyId });
@@ -42,7 +48,14 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
     return watchdog ? presentWatchdog(watchdog) : null;
   });
 
-  api.put('/api/issues/:issueId/watchdog', { schema: { summary: "Set an issue's watchdog (201 created, 200 updated)", params: idParams('issueId'), body: watchdogBodySchema, response: answers({ 200: Watchdog, 201: Watchdog }) } }, async (request, reply) => {
+  api.put('/api/issues/:issueId/watchdog', {
+    schema: {
+      summary: "Set an issue's watchdog (201 created, 200 updated)",
+      params: idParams('issueId'),
+      body: watchdogBodySchema,
+      response: answers({ 200: Watchdog, 201: Watchdog }),
+    },
+  }, async (request, reply) => {
     const { issueId } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'watchdog.manage', { companyId: actor.companyId });
@@ -53,7 +66,13 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(created ? 201 : 200).send(presentWatchdog(watchdog));
   });
 
-  api.delete('/api/issues/:issueId/watchdog', { schema: { summary: "Remove an issue's watchdog", params: idParams('issueId'), response: answers({ 200: Watchdog }) } }, async (request, reply) => {
+  api.delete('/api/issues/:issueId/watchdog', {
+    schema: {
+      summary: "Remove an issue's watchdog",
+      params: idParams('issueId'),
+      response: answers({ 200: Watchdog }),
+    },
+  }, async (request, reply) => {
     const { issueId } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'watchdog.manage', { companyId: actor.companyId });
@@ -64,12 +83,26 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(200).send(presentWatchdog(removed));
   });
 
-  api.post('/api/issues/:id/interactions', { schema: { summary: 'Open an interaction on an issue', params: idParams('id'), body: interactionBody, response: answers({ 201: Interaction }) } }, async (request, reply) => {
+  api.post('/api/issues/:id/interactions', {
+    schema: {
+      summary: 'Open an interaction on an issue',
+      params: idParams('id'),
+      body: interactionBody,
+      response: answers({ 201: Interaction }),
+    },
+  }, async (request, reply) => {
     const interaction = await openInteraction(deps, companyActor(request.actor), request.params.id, request.body);
     return reply.status(201).send(interaction);
   });
 
-  api.post('/api/interactions/:id/resolve', { schema: { summary: 'Resolve or cancel an interaction', params: idParams('id'), body: resolveInteractionBody, response: answers({ 200: Interaction }) } }, async (request) => {
+  api.post('/api/interactions/:id/resolve', {
+    schema: {
+      summary: 'Resolve or cancel an interaction',
+      params: idParams('id'),
+      body: resolveInteractionBody,
+      response: answers({ 200: Interaction }),
+    },
+  }, async (request) => {
     return resolveInteraction(deps, companyActor(request.actor), request.params.id, request.body);
   });
 }
