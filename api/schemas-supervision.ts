@@ -1,7 +1,8 @@
-/** Response shapes of run supervision (stops, inspection, jobs), the views for people and the postmortem. */
+/** Response shapes of run supervision (stops, inspection, jobs), the views for people, webhooks and the postmortem. */
 import { z } from 'zod';
+import { NOTIFICATION_EVENTS } from '../domain/notifications';
 import { ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
-import { ExecutionBlocker, named, Run, StopResult, timestamp, uuid, Verdict, Webhook } from './schemas';
+import { ExecutionBlocker, named, Run, StopResult, timestamp, uuid, Verdict } from './schemas';
 
 const WorkKind = z.enum(['agent_run', 'shell_job', 'monitor']);
 
@@ -237,6 +238,16 @@ export const CompanyOverview = named(
   }),
 );
 
+export const Webhook = named(
+  'Webhook',
+  z.object({
+    id: uuid,
+    companyId: uuid,
+    url: z.string(),
+    events: z.array(z.enum(NOTIFICATION_EVENTS)),
+    createdAt: timestamp,
+  }),
+);
 export const CreatedWebhook = named(
   'CreatedWebhook',
   Webhook.extend({ secret: z.string().meta({ description: 'shown only in this answer' }) }),

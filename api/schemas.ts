@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { adapterSchema } from '../domain/adapter';
 import type { ErrorCode } from '../domain/errors';
-import { NOTIFICATION_EVENTS } from '../domain/notifications';
 import { AGENT_STATUSES, ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
 import { VERDICT_ACTIONS, type Verdict as VerdictName } from '../domain/supervision';
 
@@ -281,16 +280,6 @@ export const ReleaseTreeHoldResult = named(
   ReleaseReport.extend({ hold: TreeHoldWithMembers }),
 );
 
-export const Webhook = named(
-  'Webhook',
-  z.object({
-    id: uuid,
-    companyId: uuid,
-    url: z.string(),
-    events: z.array(z.enum(NOTIFICATION_EVENTS)),
-    createdAt: timestamp,
-  }),
-);
 export const CreatedCompany = named(
   'CreatedCompany',
   z.object({

@@ -64,7 +64,8 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
     }
     if (error instanceof ResponseShapeError) {
       request.log.error({ err: error }, 'response does not match its schema');
-      return send('unavailable', error.message);
+      const write = request.method === 'GET' ? 'nothing was changed' : 'the change may have been applied: read it back';
+      return send('unavailable', `${error.message}; ${write}`);
     }
     if (error instanceof WakeDispatchError) return send('unavailable', `${error.message}; the wake stays queued, retry later`);
     const fastifyError = error as { statusCode?: number; code?: string; message: string };

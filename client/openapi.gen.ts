@@ -2688,13 +2688,6 @@ export interface components {
             }[];
             hold: components["schemas"]["TreeHoldWithMembers"];
         };
-        Webhook: {
-            id: string;
-            companyId: string;
-            url: string;
-            events: ("phase_start" | "new_blocker" | "terminal_result")[];
-            createdAt: string;
-        };
         CreatedCompany: {
             id: string;
             name: string;
@@ -2984,6 +2977,13 @@ export interface components {
                 failureState: string | null;
                 createdAt: string;
             }[];
+        };
+        Webhook: {
+            id: string;
+            companyId: string;
+            url: string;
+            events: ("phase_start" | "new_blocker" | "terminal_result")[];
+            createdAt: string;
         };
         CreatedWebhook: {
             id: string;

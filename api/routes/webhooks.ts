@@ -9,8 +9,8 @@ import type { Deps } from '../../services/deps';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '../../services/webhooks';
 import { createOnce } from '../idempotency';
 import type { ZodTypeProvider } from '../openapi';
-import { answers, list, NO_CONTENT, Webhook } from '../schemas';
-import { CreatedWebhook, WebhookDelivery } from '../schemas-supervision';
+import { answers, list, NO_CONTENT } from '../schemas';
+import { CreatedWebhook, Webhook, WebhookDelivery } from '../schemas-supervision';
 import { companyActor, idParams } from '../validation';
 
 const createSchema = z
