@@ -1,10 +1,9 @@
 /** Bearer-token authentication: admin (from the environment), board (per company), run (per run). */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { Actor, WatchdogScope } from '../domain/actor';
+import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
-import { isTerminalRunStatus } from '../domain/statuses';
-import { hashToken } from '../domain/tokens';
+import { actorOfToken } from '../services/api-tokens';
 import type { Deps } from '../services/deps';
 
 const sameSecret = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -16,25 +15,5 @@ export async function authenticate(deps: Deps, request: FastifyRequest): Promise
   const secret = match[1];
   const adminToken = deps.config.TREEWARDEN_ADMIN_TOKEN;
   if (adminToken && sameSecret(secret, adminToken)) return { kind: 'admin' };
-  const token = await deps.db.apiToken.findUnique({ where: { tokenHash: hashToken(secret) } });
-  if (!token || token.revokedAt) throw new AppError('unauthorized', 'invalid or revoked token');
-  if (token.expiresAt && token.expiresAt.getTime() <= Date.now()) throw new AppError('unauthorized', 'session expired: sign in again');
-  if (token.kind === 'board' && token.companyId) return { kind: 'board', companyId: token.companyId };
-  if (token.kind === 'run' && token.runId && token.companyId && token.agentId) {
-    const run = await deps.db.run.findUnique({ where: { id: token.runId } });
-    if (!run || isTerminalRunStatus(run.status)) throw new AppError('unauthorized', 'run token expired: its run has ended');
-    // an API call made with the run's token is a sign of life for the silent-run watchdog
-    await deps.db.run.update({ where: { id: run.id }, data: { lastApiActivityAt: new Date() } });
-    const context = (run.context ?? {}) as { taskWatchdog?: WatchdogScope };
-    const scope = context.taskWatchdog;
-    return {
-      kind: 'run',
-      companyId: token.companyId,
-      agentId: token.agentId,
-      runId: run.id,
-      issueId: run.issueId,
-      watchdog: scope ? { watchdogId: scope.watchdogId, watchedIssueId: scope.watchedIssueId, reviewIssueId: scope.reviewIssueId, fingerprint: scope.fingerprint } : null,
-    };
-  }
-  throw new AppError('unauthorized', 'invalid token');
+  return actorOfToken(deps, secret);
 }

@@ -7,11 +7,13 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest, FastifySchema, FastifyTypeProvider } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../domain/errors';
+import { componentRegistry } from './schemas';
 
 /** Handlers see the parsed output of their route's zod schemas (defaults applied, strings trimmed). */
 export interface ZodTypeProvider extends FastifyTypeProvider {
   validator: this['schema'] extends z.ZodType ? z.output<this['schema']> : unknown;
-  serializer: this['schema'] extends z.ZodType ? z.input<this['schema']> : unknown;
+  // answers are checked when sent (zodSerializerCompiler): handlers hand over rows whose enums are plain strings
+  serializer: unknown;
 }
 
 export const OPENAPI_PATH = '/api/openapi.json';
@@ -40,10 +42,58 @@ export function zodValidatorCompiler({ schema, httpPart }: { schema: unknown; ht
   };
 }
 
+const COMPONENTS = '#/components/schemas/';
+const toJson = (schema: z.ZodType | typeof componentRegistry, io: 'input' | 'output') =>
+  z.toJSONSchema(
+    schema as z.ZodType,
+    {
+      io,
+      unrepresentable: 'any',
+      target: 'openapi-3.0',
+      metadata: componentRegistry,
+      uri: (id: string) => COMPONENTS + id,
+    } as never,
+  ) as Record<string, unknown>;
+
 /** JSON Schema of a request part, as the client sends it (before zod's defaults and transforms). */
 export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'openapi-3.0' }) as Record<string, unknown>;
+  const { $schema: _dialect, ...rest } = toJson(schema, 'input');
   return rest;
+}
+
+/** JSON Schema of an answer, as sent: a named shape (api/schemas.ts) is a `$ref` to its component. */
+export function responseSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const id = componentRegistry.get(schema)?.id;
+  if (id) return { $ref: COMPONENTS + id };
+  const { $schema: _dialect, definitions: _named, ...rest } = toJson(schema, 'output');
+  return JSON.parse(JSON.stringify(rest).replaceAll('"#/definitions/', `"${COMPONENTS}`)) as Record<string, unknown>;
+}
+
+/** The named response shapes, as the document's `components.schemas`. */
+function componentSchemas(): Record<string, unknown> {
+  const { schemas } = toJson(componentRegistry, 'output') as { schemas: Record<string, Record<string, unknown>> };
+  return Object.fromEntries(Object.entries(schemas).map(([id, { $id: _uri, ...schema }]) => [id, schema]));
+}
+
+/** A response that does not match its route's schema: a bug of the server, never sent as it is. */
+export class ResponseShapeError extends Error {
+  override readonly name = 'ResponseShapeError';
+}
+
+/** Serializes an answer as its route's schema for that status describes it (unknown fields left out). */
+export function zodSerializerCompiler({
+  schema,
+  method,
+  url,
+  httpStatus,
+}: { schema: unknown; method: string; url: string; httpStatus?: string }) {
+  if (!isZod(schema)) return (data: unknown) => JSON.stringify(data);
+  return (data: unknown) => {
+    const result = schema.safeParse(data);
+    if (result.success) return JSON.stringify(result.data);
+    const problem = z.prettifyError(result.error);
+    throw new ResponseShapeError(`${method} ${url} ${httpStatus}: the answer does not match its schema: ${problem}`);
+  };
 }
 
 function toOpenApiSchema(schema: FastifySchema): FastifySchema {
@@ -51,7 +101,10 @@ function toOpenApiSchema(schema: FastifySchema): FastifySchema {
   for (const [part, value] of Object.entries(schema)) {
     if (isZod(value)) out[part] = jsonSchemaOf(value);
     else if (part === 'response' && value && typeof value === 'object') {
-      out[part] = Object.fromEntries(Object.entries(value).map(([status, s]) => [status, isZod(s) ? jsonSchemaOf(s) : s]));
+      out[part] = Object.fromEntries(Object.entries(value).map(([status, s]) => [
+        status,
+        isZod(s) ? responseSchemaOf(s) : s,
+      ]));
     } else out[part] = value;
   }
   return out as FastifySchema;
@@ -63,13 +116,19 @@ function toOpenApiSchema(schema: FastifySchema): FastifySchema {
  */
 export function registerOpenApi(app: FastifyInstance): void {
   app.setValidatorCompiler(zodValidatorCompiler);
-  // responses are sent as the handlers build them: a response schema documents, it never strips fields
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setSerializerCompiler(zodSerializerCompiler);
   void app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
       info: { title: 'treewarden', version: '0.1.0', description: 'Control plane for AI-agent work trees on Temporal: task watchdogs, tree holds, run supervision.' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'admin token, company board token or run token' } } },
+      components: {
+        schemas: componentSchemas() as never,
+        securitySchemes: { bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'admin token, company board token or run token',
+        } },
+      },
       security: [{ bearer: [] }],
     },
     transform: ({ schema, url }) => ({ schema: schema ? toOpenApiSchema(schema) : schema, url }),

@@ -1,13 +1,14 @@
 /** The HTTP surface for the main app (fastify). Every route but /healthz needs a bearer token. */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { ZodError } from 'zod';
+import { z, ZodError } from 'zod';
+import { pingDatabase } from '../db/prisma';
 import type { Actor } from '../domain/actor';
 import { AppError, httpStatusOf, type ErrorCode } from '../domain/errors';
 import type { Deps } from '../services/deps';
 import { WakeDispatchError } from '../services/wakes';
 import { authenticate } from './auth';
 import { consolePlugin } from './console/routes';
-import { isPublicRoute, registerOpenApi } from './openapi';
+import { isPublicRoute, registerOpenApi, ResponseShapeError } from './openapi';
 import { registerCoreRoutes } from './routes/core';
 import { registerExecutionBlockerRoutes } from './routes/execution-blockers';
 import { registerHoldRoutes } from './routes/holds';
@@ -29,6 +30,10 @@ declare module 'fastify' {
 }
 
 const HEALTHZ = '/healthz';
+const HEALTH_ANSWERS = {
+  200: z.object({ status: z.literal('ok') }),
+  503: z.object({ status: z.literal('unavailable'), error: z.string() }),
+};
 
 export interface ApiOptions {
   /** checks for /healthz beyond the database, e.g. Temporal reachability */
@@ -57,6 +62,11 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
     if (error instanceof ZodError) {
       return send('bad_request', error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '), error.issues);
     }
+    if (error instanceof ResponseShapeError) {
+      request.log.error({ err: error }, 'response does not match its schema');
+      const write = request.method === 'GET' ? 'nothing was changed' : 'the change may have been applied: read it back';
+      return send('unavailable', `${error.message}; ${write}`);
+    }
     if (error instanceof WakeDispatchError) return send('unavailable', `${error.message}; the wake stays queued, retry later`);
     const fastifyError = error as { statusCode?: number; code?: string; message: string };
     if (fastifyError.statusCode === 413) return send('payload_too_large', 'request body is too large (limit 1 MiB)');
@@ -72,10 +82,16 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
   registerOpenApi(app);
   // in a plugin, so the OpenAPI document (registered above) sees every route
   void app.register(async (api) => {
-    api.get(HEALTHZ, { schema: { summary: 'Health: the database (and Temporal) answer within 1.5 s', security: [] } }, async (_request, reply) => {
+    api.get(HEALTHZ, {
+      schema: {
+        summary: 'Health: the database (and Temporal) answer within 1.5 s',
+        security: [],
+        response: HEALTH_ANSWERS,
+      },
+    }, async (_request, reply) => {
       try {
         await withinDeadline(HEALTH_DEADLINE_MS, async () => {
-          await deps.db.$queryRaw`SELECT 1`;
+          await pingDatabase(deps.db);
           for (const check of options.healthChecks ?? []) await check();
         });
         return { status: 'ok' };

@@ -2,6 +2,7 @@
  * Compile-time contract between the typed client and the API's OpenAPI document: the request types the
  * client sends must be exactly what the route schemas accept (checked both ways), so `npm run typecheck`
  * fails when a route's schema changes and the client does not (regenerate with `npm run openapi:types`).
+ * The answers' types are the document's own; each method is checked to answer its route's type.
  */
 import type * as C from './index';
 import type { paths } from './openapi.gen';
@@ -36,4 +37,27 @@ export type RequestTypesMatchTheDocument = [
   Assert<Same<C.ResolveBlockerRequest, Body<'/api/execution-blockers/{id}/resolve', 'post'>>>,
   Assert<Same<C.TreeQuery, Query<'/api/issues/{id}/tree'>>>,
   Assert<Same<C.CreateWebhookRequest, Body<'/api/companies/{companyId}/webhooks', 'post'>>>,
+];
+
+type Answer<Op, S extends number> = Op extends { responses: { [K in S]: { content: { 'application/json': infer A } } } } ? A : never;
+type Documented<P extends keyof paths, M extends keyof paths[P], S extends number = 200> = Answer<NonNullable<paths[P][M]>, S>;
+type Answered<K extends keyof C.TreewardenClient> = Awaited<ReturnType<C.TreewardenClient[K]>>;
+
+/** Each method's answer type is the document's answer of the route it calls (client/responses.ts derives them). */
+export type AnswerTypesMatchTheDocument = [
+  Assert<Same<Answered<'createCompany'>, Documented<'/api/companies', 'post', 201>>>,
+  Assert<Same<Answered<'getIssue'>, Documented<'/api/issues/{id}', 'get'>>>,
+  Assert<Same<Answered<'listRuns'>, Documented<'/api/issues/{id}/runs', 'get'>>>,
+  Assert<Same<Answered<'getRun'>, Documented<'/api/runs/{id}', 'get'>>>,
+  Assert<Same<Answered<'stopWork'>, Documented<'/api/work/{id}/stop', 'post'>>>,
+  Assert<Same<Answered<'inspectWork'>, Documented<'/api/work/{id}/inspect', 'get'>>>,
+  Assert<Same<Answered<'acknowledgeRun'>, Documented<'/api/runs/{id}/ack', 'post'>>>,
+  Assert<Same<Answered<'getWatchdog'>, Documented<'/api/issues/{issueId}/watchdog', 'get'>>>,
+  Assert<Same<Answered<'resolveInteraction'>, Documented<'/api/interactions/{id}/resolve', 'post'>>>,
+  Assert<Same<Answered<'pauseTree'>, Documented<'/api/issues/{id}/tree-holds', 'post', 201>>>,
+  Assert<Same<Answered<'resumeTree'>, Documented<'/api/issues/{id}/tree-holds', 'post'>>>,
+  Assert<Same<Answered<'releaseTreeHold'>, Documented<'/api/issues/{id}/tree-holds/{holdId}/release', 'post'>>>,
+  Assert<Same<Answered<'getTree'>, Documented<'/api/issues/{id}/tree', 'get'>>>,
+  Assert<Same<Answered<'listWebhookDeliveries'>, Documented<'/api/companies/{companyId}/webhooks/{webhookId}/deliveries', 'get'>>>,
+  Assert<Same<Answered<'getPostmortem'>, Documented<'/api/issues/{id}/postmortem', 'get'>>>,
 ];

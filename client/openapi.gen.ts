@@ -27,7 +27,25 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ok";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "unavailable";
+                            error: string;
+                        };
+                    };
                 };
             };
         };
@@ -65,11 +83,31 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["CreatedCompany"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -103,7 +141,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Agent"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -149,11 +209,31 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -221,7 +301,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Agent"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -253,7 +353,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Issue"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -288,11 +410,31 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Issue"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -326,7 +468,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["IssueWithBlockers"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -364,7 +526,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Issue"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -398,11 +580,31 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Comment"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -448,7 +650,36 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Wake"];
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Wake"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -482,7 +713,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Run"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -518,7 +771,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Run"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -556,7 +829,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Run"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -590,7 +883,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Watchdog"] | null;
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -619,7 +932,36 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Watchdog"];
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Watchdog"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -641,7 +983,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Watchdog"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -685,11 +1047,31 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Interaction"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -738,7 +1120,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Interaction"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -772,7 +1174,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["TreeHold"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -803,7 +1227,36 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["ResumeTreeResult"];
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TreeHoldWithMembers"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -837,7 +1290,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["TreeHoldWithMembers"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -882,7 +1355,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["ReleaseTreeHoldResult"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -918,7 +1411,36 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["WorkStopResult"];
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WorkStopResult"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -952,7 +1474,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["WorkInspection"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -988,7 +1530,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["WorkInspection"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1032,11 +1594,31 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["BackgroundJob"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1078,11 +1660,31 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["GateEvidence"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1118,7 +1720,32 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out";
+                            failureState: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1162,7 +1789,32 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            id: string;
+                            silentState: string | null;
+                            decision: string | null;
+                            until: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1196,7 +1848,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["ExecutionBlocker"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1242,7 +1916,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["ExecutionBlocker"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1278,7 +1972,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["LostHost"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1312,7 +2026,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["CompanyOverview"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1352,7 +2086,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["TreeNode"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1388,7 +2142,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Webhook"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1414,11 +2190,31 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["CreatedWebhook"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1451,12 +2247,30 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1490,7 +2304,30 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["WebhookDelivery"][];
+                            webhook: components["schemas"]["Webhook"];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1526,7 +2363,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": components["schemas"]["Postmortem"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
                 };
             };
         };
@@ -1541,7 +2398,673 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        ErrorBody: {
+            error: {
+                /** @enum {string} */
+                code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "reconciliation_required" | "unprocessable" | "payload_too_large" | "unavailable";
+                message: string;
+                details?: unknown;
+            };
+        };
+        /** @enum {string} */
+        Verdict: "live-running" | "silent-running" | "stop-partial" | "failed-uninspected" | "failed-superseded" | "monitor-orphaned" | "terminal-clean" | "stop-pending" | "host-lost";
+        Agent: {
+            id: string;
+            companyId: string;
+            name: string;
+            /** @enum {string} */
+            status: "active" | "paused" | "terminated" | "pending_approval";
+            adapter: {
+                /** @enum {string} */
+                type: "process";
+                command: string;
+                /** @default [] */
+                args: string[];
+                /** @default {} */
+                env: {
+                    [key: string]: string;
+                };
+                cwd?: string;
+                prepare?: {
+                    command: string;
+                    /** @default [] */
+                    args: string[];
+                };
+            } | {
+                /** @enum {string} */
+                type: "noop";
+            };
+            createdAt: string;
+        };
+        ExecutionBlocker: {
+            id: string;
+            runId: string | null;
+            cause: string;
+            nextAction: string;
+            /** @enum {string} */
+            status: "active" | "resolved";
+            createdAt: string;
+            resolvedAt: string | null;
+            /** @enum {string|null} */
+            resolution: "no_external_effects" | "effects_reviewed" | null;
+            note: string | null;
+        };
+        Issue: {
+            id: string;
+            companyId: string;
+            parentId: string | null;
+            title: string;
+            /** @enum {string} */
+            status: "backlog" | "todo" | "in_progress" | "in_review" | "blocked" | "done" | "cancelled";
+            assigneeAgentId: string | null;
+            originKind: string;
+            originId: string | null;
+            blockedByIssueIds: string[];
+            createdAt: string;
+            updatedAt: string;
+        };
+        IssueWithBlockers: {
+            id: string;
+            companyId: string;
+            parentId: string | null;
+            title: string;
+            /** @enum {string} */
+            status: "backlog" | "todo" | "in_progress" | "in_review" | "blocked" | "done" | "cancelled";
+            assigneeAgentId: string | null;
+            originKind: string;
+            originId: string | null;
+            blockedByIssueIds: string[];
+            createdAt: string;
+            updatedAt: string;
+            executionBlockers: components["schemas"]["ExecutionBlocker"][];
+        };
+        Comment: {
+            id: string;
+            issueId: string;
+            body: string;
+            /** @enum {string} */
+            authorKind: "board" | "run" | "system";
+            createdAt: string;
+        };
+        StopAttempt: {
+            /** @enum {string} */
+            signal: "SIGTERM" | "SIGKILL";
+            /** @enum {string} */
+            verdict: "terminal-clean" | "stop-partial";
+            survivors: {
+                pid: number;
+                pgid: number;
+                command: string;
+            }[];
+            writersAlive: number;
+        };
+        StopResult: {
+            /** @enum {string} */
+            verdict: "terminal-clean" | "stop-partial";
+            attempts: components["schemas"]["StopAttempt"][];
+            verifiedAt?: string;
+            /** @enum {string} */
+            outcome?: "preserved" | "unknown_outcome" | "before_adapter";
+            checkpoint?: {
+                [key: string]: unknown;
+            };
+            outcomeReason?: string;
+            detail?: string;
+            host?: string;
+            previous?: unknown;
+        } | {
+            /** @enum {string} */
+            verdict: "stop-pending";
+            host: string;
+            since: string;
+            reason?: string;
+            previous?: unknown;
+        } | {
+            /** @enum {string} */
+            verdict: "host-lost";
+            host: string;
+            declaredAt: string;
+            previous?: unknown;
+        };
+        Run: {
+            id: string;
+            companyId: string;
+            issueId: string;
+            agentId: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out";
+            wakeReason: string;
+            context: {
+                [key: string]: unknown;
+            };
+            startedAt: string | null;
+            finishedAt: string | null;
+            exitCode: number | null;
+            error: string | null;
+            /** @enum {string|null} */
+            stopKind: "operator_hold" | "operator_stop" | "worker_lost" | null;
+            stoppedByHoldId: string | null;
+            createdAt: string;
+            stopResult: components["schemas"]["StopResult"] | null;
+            /** @enum {string|null} */
+            failureState: "uninspected" | "inspected" | "superseded" | "acknowledged" | null;
+            /** @enum {string|null} */
+            silentState: "ok" | "suspicious" | "critical" | null;
+            supersededByRunId: string | null;
+            /** @enum {string|null} */
+            stopOutcome: "preserved" | "unknown_outcome" | "before_adapter" | null;
+            executionBlocker: components["schemas"]["ExecutionBlocker"] | null;
+            /** @enum {string|null} */
+            endReason: "context_overflow" | null;
+        };
+        Wake: {
+            id: string;
+            /** @enum {string} */
+            status: "queued" | "claimed" | "cancelled" | "skipped";
+            runId: string | null;
+            /** @enum {string} */
+            outcome: "dispatched" | "deferred" | "skipped" | "not_queued";
+            holdIds?: string[];
+        };
+        Watchdog: {
+            id: string;
+            companyId: string;
+            issueId: string;
+            agentId: string;
+            instructions: string | null;
+            /** @enum {string} */
+            status: "active" | "disabled";
+            revision: number;
+            reviewIssueId: string | null;
+            lastObservedFingerprint: string | null;
+            lastReviewedFingerprint: string | null;
+            lastEvaluation: ({
+                watchdogId: string;
+                state: string;
+                evaluatedAt: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            triggerCount: number;
+            lastTriggeredAt: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        Interaction: {
+            id: string;
+            companyId: string;
+            issueId: string;
+            kind: string;
+            /** @enum {string} */
+            status: "pending" | "resolved" | "cancelled";
+            /** @enum {string} */
+            audience: "anyone" | "human_only" | "not_creator";
+            addresseeAgentId: string | null;
+            /** @enum {string} */
+            createdByKind: "board" | "run" | "system";
+            createdByAgentId: string | null;
+            /** @enum {string|null} */
+            resolvedByKind: "board" | "run" | "system" | null;
+            resolvedByAgentId: string | null;
+            resolution: {
+                [key: string]: unknown;
+            } | null;
+            createdAt: string;
+            resolvedAt: string | null;
+        };
+        TreeHold: {
+            id: string;
+            companyId: string;
+            rootIssueId: string;
+            mode: string;
+            /** @enum {string} */
+            status: "active" | "released";
+            reason: string | null;
+            appliedAt: string | null;
+            releasedAt: string | null;
+            releaseResult: {
+                [key: string]: unknown;
+            } | null;
+            createdAt: string;
+        };
+        TreeHoldMember: {
+            id: string;
+            holdId: string;
+            issueId: string;
+            depth: number;
+            /** @enum {string} */
+            issueStatus: "backlog" | "todo" | "in_progress" | "in_review" | "blocked" | "done" | "cancelled";
+            assigneeAgentId: string | null;
+            activeRunId: string | null;
+            /** @enum {string|null} */
+            activeRunStatus: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out" | null;
+            interruptedRunId: string | null;
+            executionBlocker: components["schemas"]["ExecutionBlocker"] | null;
+        };
+        TreeHoldWithMembers: {
+            id: string;
+            companyId: string;
+            rootIssueId: string;
+            mode: string;
+            /** @enum {string} */
+            status: "active" | "released";
+            reason: string | null;
+            appliedAt: string | null;
+            releasedAt: string | null;
+            releaseResult: {
+                [key: string]: unknown;
+            } | null;
+            createdAt: string;
+            members: components["schemas"]["TreeHoldMember"][];
+        };
+        ResumeTreeResult: {
+            resumed: {
+                issueId: string;
+                runId: string;
+            }[];
+            skipped: {
+                issueId: string;
+                reason: string;
+            }[];
+            wakeFailures: {
+                issueId: string;
+                message: string;
+            }[];
+            holds: components["schemas"]["TreeHoldWithMembers"][];
+        };
+        ReleaseTreeHoldResult: {
+            resumed: {
+                issueId: string;
+                runId: string;
+            }[];
+            skipped: {
+                issueId: string;
+                reason: string;
+            }[];
+            wakeFailures: {
+                issueId: string;
+                message: string;
+            }[];
+            hold: components["schemas"]["TreeHoldWithMembers"];
+        };
+        CreatedCompany: {
+            id: string;
+            name: string;
+            boardToken: string;
+        };
+        ProcessView: {
+            pid: number;
+            ppid: number;
+            pgid: number;
+            cpuTicks: number;
+            command: string;
+        };
+        ProcessTree: {
+            host: string | null;
+            /** @enum {boolean} */
+            visible: true;
+            processes: components["schemas"]["ProcessView"][];
+        } | {
+            host: string;
+            /** @enum {boolean} */
+            visible: false;
+            /** @enum {string|null} */
+            processes: null;
+            detail: string;
+        };
+        BackgroundJob: {
+            id: string;
+            companyId: string;
+            ownerRunId: string;
+            /** @enum {string} */
+            kind: "shell_job" | "monitor";
+            command: string;
+            args: string[];
+            /** @enum {string} */
+            status: "running" | "stopped" | "exited";
+            host: string | null;
+            hostId: string | null;
+            processGroupId: number | null;
+            exitCode: number | null;
+            stopReason: string | null;
+            stopResult: components["schemas"]["StopResult"] | null;
+            createdAt: string;
+            finishedAt: string | null;
+        };
+        GateEvidence: {
+            id: string;
+            runId: string;
+            check: string;
+            passed: boolean;
+            details: {
+                [key: string]: unknown;
+            };
+            createdAt: string;
+        };
+        WorkStopResult: {
+            /** @enum {string} */
+            kind: "agent_run" | "shell_job" | "monitor";
+            id: string;
+            stop: components["schemas"]["StopResult"] | {
+                /** @enum {string} */
+                verdict: "pending";
+                detail: string;
+            };
+        };
+        WorkInspection: {
+            /** @enum {string} */
+            kind: "agent_run" | "shell_job" | "monitor";
+            id: string;
+            verdict: components["schemas"]["Verdict"];
+            action: string;
+            processTree: components["schemas"]["ProcessTree"];
+            job?: components["schemas"]["BackgroundJob"];
+            owner?: {
+                id: string;
+                /** @enum {string} */
+                status: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out";
+            };
+            run?: {
+                id: string;
+                companyId: string;
+                issueId: string;
+                agentId: string;
+                /** @enum {string} */
+                status: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out";
+                wakeReason: string;
+                context: {
+                    [key: string]: unknown;
+                };
+                startedAt: string | null;
+                finishedAt: string | null;
+                exitCode: number | null;
+                error: string | null;
+                /** @enum {string|null} */
+                stopKind: "operator_hold" | "operator_stop" | "worker_lost" | null;
+                stoppedByHoldId: string | null;
+                createdAt: string;
+                stopResult: components["schemas"]["StopResult"] | null;
+                /** @enum {string|null} */
+                failureState: "uninspected" | "inspected" | "superseded" | "acknowledged" | null;
+                /** @enum {string|null} */
+                silentState: "ok" | "suspicious" | "critical" | null;
+                supersededByRunId: string | null;
+                endReason: string | null;
+                wakeRequestId: string | null;
+                adapterEntered: boolean;
+                processGroupId: number | null;
+                stopRequestedAt: string | null;
+                stopDetails: unknown;
+                updatedAt: string;
+                host: string | null;
+                hostId: string | null;
+                workdir: string | null;
+                leaseRenewedAt: string | null;
+                lastApiActivityAt: string | null;
+                inspection: unknown;
+                supersessionEvidenceId: string | null;
+                stateVersion: number;
+                silentDecision: string | null;
+                silentDecisionUntil: string | null;
+            };
+            jobs?: {
+                id: string;
+                companyId: string;
+                ownerRunId: string;
+                /** @enum {string} */
+                kind: "shell_job" | "monitor";
+                command: string;
+                args: string[];
+                /** @enum {string} */
+                status: "running" | "stopped" | "exited";
+                host: string | null;
+                hostId: string | null;
+                processGroupId: number | null;
+                exitCode: number | null;
+                stopReason: string | null;
+                stopResult: components["schemas"]["StopResult"] | null;
+                createdAt: string;
+                finishedAt: string | null;
+                processTree: components["schemas"]["ProcessTree"];
+                verdict?: components["schemas"]["Verdict"];
+                action?: string;
+            }[];
+            workspace?: {
+                path: string | null;
+                tombstone: {
+                    path: string;
+                    matches: boolean;
+                };
+                writerLock: {
+                    path: string;
+                    holders: number[] | null;
+                };
+            };
+            lease?: {
+                renewedAt: string | null;
+                held: boolean;
+            };
+            journal?: {
+                path: string;
+                lastPulseAt: string | null;
+            };
+            output?: {
+                path: string;
+                modifiedAt: string | null;
+            };
+            silence?: {
+                state: string;
+                decision: string | null;
+                until: string | null;
+            };
+            failure?: {
+                state: string | null;
+                inspection: unknown;
+            };
+            supersededBy?: {
+                run: {
+                    id: string;
+                    /** @enum {string} */
+                    status: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out";
+                    finishedAt: string | null;
+                };
+                evidence: components["schemas"]["GateEvidence"] | null;
+            } | null;
+            executionBlocker?: components["schemas"]["ExecutionBlocker"] | null;
+            findings?: {
+                id: string;
+                runId: string;
+                verdict: string;
+                stateVersion: number;
+                findingHash: string;
+                details: unknown;
+                createdAt: string;
+            }[];
+        };
+        LostHost: {
+            hostId: string;
+            declaredAt: string;
+            settledRuns: number;
+            settledJobs: number;
+        };
+        TreeNode: {
+            id: string;
+            title: string;
+            /** @enum {string} */
+            status: "backlog" | "todo" | "in_progress" | "in_review" | "blocked" | "done" | "cancelled";
+            assignee: {
+                id: string;
+                name: string;
+            } | null;
+            childCount: number;
+            run: {
+                id: string;
+                /** @enum {string} */
+                status: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out";
+                live: boolean;
+                silentState: string | null;
+                failureState: string | null;
+            } | null;
+            holds: {
+                id: string;
+            }[];
+            heldBy: string[];
+            watchdog: {
+                id: string;
+                lastState: string | null;
+                triggerCount: number;
+            } | null;
+            blockers: {
+                id: string;
+                runId: string | null;
+                nextAction: string;
+            }[];
+            children: components["schemas"]["TreeNode"][] | null;
+            moreChildren: number;
+        };
+        CompanyOverview: {
+            company: {
+                id: string;
+                name: string;
+            };
+            trees: {
+                id: string;
+                title: string;
+                /** @enum {string} */
+                status: "backlog" | "todo" | "in_progress" | "in_review" | "blocked" | "done" | "cancelled";
+                childCount: number;
+                activeHolds: {
+                    id: string;
+                    reason: string | null;
+                    createdAt: string;
+                }[];
+            }[];
+            watchdogs: {
+                id: string;
+                issueId: string;
+                issueTitle: string;
+                lastState: string | null;
+                triggerCount: number;
+                lastTriggeredAt: string | null;
+            }[];
+            runs: {
+                id: string;
+                issueId: string;
+                issueTitle: string;
+                /** @enum {string} */
+                status: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out";
+                silentState: string | null;
+                host: string | null;
+                startedAt: string | null;
+            }[];
+            blockers: {
+                id: string;
+                issueId: string;
+                issueTitle: string;
+                runId: string | null;
+                cause: string;
+                nextAction: string;
+                createdAt: string;
+            }[];
+            findings: {
+                id: string;
+                runId: string;
+                issueId: string;
+                verdict: string;
+                /** @enum {string} */
+                runStatus: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out";
+                failureState: string | null;
+                createdAt: string;
+            }[];
+        };
+        Webhook: {
+            id: string;
+            companyId: string;
+            url: string;
+            events: ("phase_start" | "new_blocker" | "terminal_result")[];
+            createdAt: string;
+        };
+        CreatedWebhook: {
+            id: string;
+            companyId: string;
+            url: string;
+            events: ("phase_start" | "new_blocker" | "terminal_result")[];
+            createdAt: string;
+            secret: string;
+        };
+        WebhookDelivery: {
+            id: string;
+            notificationId: string;
+            /** @enum {string} */
+            event: "phase_start" | "new_blocker" | "terminal_result";
+            kind: string;
+            subject: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "dead";
+            attempts: number;
+            lastStatusCode: number | null;
+            lastError: string | null;
+            createdAt: string;
+            deliveredAt: string | null;
+            deadAt: string | null;
+        };
+        Postmortem: {
+            issueId: string;
+            window: {
+                from: string | null;
+                to: string;
+                description: string;
+            };
+            productiveTime: {
+                value: number | null;
+                /** @enum {string} */
+                unit: "seconds" | "count";
+                counts: string;
+            };
+            watchdogRecoveryTime: {
+                p50: {
+                    value: number | null;
+                    /** @enum {string} */
+                    unit: "seconds" | "count";
+                    counts: string;
+                };
+                max: {
+                    value: number | null;
+                    /** @enum {string} */
+                    unit: "seconds" | "count";
+                    counts: string;
+                };
+                recovered: number;
+                stillStopped: number;
+                counts: string;
+            };
+            falseStaleCount: {
+                value: number | null;
+                /** @enum {string} */
+                unit: "seconds" | "count";
+                counts: string;
+            };
+            orphanMonitorCount: {
+                value: number | null;
+                /** @enum {string} */
+                unit: "seconds" | "count";
+                counts: string;
+            };
+            contextOverflows: {
+                value: number | null;
+                /** @enum {string} */
+                unit: "seconds" | "count";
+                counts: string;
+            };
+            detachedProcessCount: {
+                value: number | null;
+                /** @enum {string} */
+                unit: "seconds" | "count";
+                counts: string;
+            };
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;

@@ -42,3 +42,8 @@ export const dbTimeoutsOf = (config: { TREEWARDEN_DB_CONNECT_TIMEOUT_MS: number;
 export function isUniqueViolation(error: unknown): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 }
+
+/** The health check's question: the database answers a query. */
+export async function pingDatabase(db: Db): Promise<void> {
+  await db.$queryRaw`SELECT 1`;
+}

@@ -10,6 +10,8 @@ import type { Deps } from './deps';
 import { notifySubtreeChanged } from './notify';
 import { activeHoldsCovering } from './tree';
 import { upsertWatchdog, type WatchdogInput } from './watchdogs';
+import { blockersOfIssue } from './execution-blockers';
+import { wakeAndDispatch } from './wakes';
 
 export type ScopedActor = Exclude<Actor, { kind: 'admin' }>;
 
@@ -160,4 +162,57 @@ export async function addComment(deps: Deps, actor: ScopedActor, issueId: string
   });
   await notifySubtreeChanged(deps, [issueId], 'comment_added');
   return comment;
+}
+
+/** A company's issues, or one parent's children, oldest first. */
+export async function listIssues(deps: Deps, companyId: string, parentId?: string) {
+  const issues = await deps.db.issue.findMany({
+    where: { companyId, ...(parentId ? { parentId } : {}) },
+    include: { blockedBy: true },
+    orderBy: { createdAt: 'asc' },
+  });
+  return issues.map(presentIssue);
+}
+
+/** An issue with its execution blockers (active and resolved, oldest first). */
+export async function issueWithBlockers(deps: Deps, actor: ScopedActor, issueId: string) {
+  const issue = await issueInCompany(deps.db, actor, issueId);
+  return { ...presentIssue(issue), executionBlockers: await blockersOfIssue(deps.db, issueId) };
+}
+
+export interface WakeIssueInput {
+  idempotencyKey?: string;
+  reason?: string;
+  context?: Record<string, unknown>;
+}
+
+/** Wakes the issue's assignee; `created` is false when the idempotency key named an existing wake. */
+export async function wakeIssue(deps: Deps, actor: ScopedActor, issueId: string, input: WakeIssueInput) {
+  const issue = await issueInCompany(deps.db, actor, issueId);
+  await permitOnIssue(deps.db, actor, 'issue.wake', issue, actor.companyId);
+  if (!issue.assigneeAgentId) throw new AppError('conflict', 'issue has no assignee to wake');
+  const idempotencyKey = input.idempotencyKey ? `api:${actor.companyId}:${input.idempotencyKey}` : null;
+  const { wake, created, outcome } = await wakeAndDispatch(
+    deps,
+    {
+      companyId: actor.companyId,
+      agentId: issue.assigneeAgentId,
+      issueId,
+      reason: input.reason ?? 'manual_wake',
+      context: input.context,
+      idempotencyKey,
+    },
+    actor,
+  );
+  const holdIds = outcome.kind === 'deferred' ? { holdIds: outcome.holdIds } : {};
+  return { created, wake: { id: wake.id, status: wake.status, runId: wake.runId, outcome: outcome.kind, ...holdIds } };
+}
+
+/** The titles of the company's issues among `issueIds` (others are left out). */
+export async function issueTitles(deps: Deps, companyId: string, issueIds: string[]): Promise<Map<string, string>> {
+  const issues = await deps.db.issue.findMany({
+    where: { id: { in: issueIds }, companyId },
+    select: { id: true, title: true },
+  });
+  return new Map(issues.map((i) => [i.id, i.title]));
 }

@@ -1,13 +1,15 @@
 /** Run lifecycle in the database: begin, enter the adapter, finish, stop. Each step is a CAS. */
 import type { Tx } from '../db/prisma';
+import type { Run } from '../generated/prisma/client';
 import type { Actor } from '../domain/actor';
-import { AppError } from '../domain/errors';
+import { AppError, notFound } from '../domain/errors';
 import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
 import { preservedCheckpoint } from '../domain/checkpoint';
 import type { RunEndReason } from '../domain/postmortem';
 import { logActivity, logSystemActivity } from './activity-log';
 import { permitOnRun } from './authority';
-import { unknownOutcomeBlocker } from './execution-blockers';
+import { blockersByRun, unknownOutcomeBlocker, type PresentedBlocker } from './execution-blockers';
+import { issueInCompany, type ScopedActor } from './issues';
 import type { Deps } from './deps';
 import { notifySubtreeChanged } from './notify';
 import { stopJobsOf } from './jobs';
@@ -138,13 +140,63 @@ export async function requestStop(
 }
 
 /** The operator stop of a run, for every route that stops one (domain/authorization.ts: 'run.stop'). */
+type RunRow = Pick<
+  Run,
+  | 'id' | 'companyId' | 'issueId' | 'agentId' | 'status' | 'wakeReason' | 'context' | 'startedAt' | 'finishedAt' | 'exitCode'
+  | 'error' | 'stopKind' | 'stoppedByHoldId' | 'createdAt' | 'stopResult' | 'failureState' | 'silentState' | 'supersededByRunId'
+  | 'endReason'
+>;
+
+/** A run as the API shows it (its owner token and supervision internals stay inside). */
+export const presentRun = (r: RunRow, executionBlocker: PresentedBlocker | null = null) => ({
+  id: r.id,
+  companyId: r.companyId,
+  issueId: r.issueId,
+  agentId: r.agentId,
+  status: r.status,
+  wakeReason: r.wakeReason,
+  context: r.context,
+  startedAt: r.startedAt,
+  finishedAt: r.finishedAt,
+  exitCode: r.exitCode,
+  error: r.error,
+  stopKind: r.stopKind,
+  stoppedByHoldId: r.stoppedByHoldId,
+  createdAt: r.createdAt,
+  // supervision: the verified stop (stop-partial attempts included), the failure's reconciliation, silence
+  stopResult: r.stopResult,
+  failureState: r.failureState,
+  silentState: r.silentState,
+  supersededByRunId: r.supersededByRunId,
+  // continuation: `preserved` (resumes on release), `unknown_outcome` (blocked until reconciled) or `before_adapter`
+  stopOutcome: (r.stopResult as { outcome?: string } | null)?.outcome ?? null,
+  executionBlocker,
+  // why it ended, as its agent reported (TREEWARDEN_OUTCOME_FILE): context_overflow, or null
+  endReason: r.endReason,
+});
+
+/** An issue's runs, oldest first, each with the blocker its stop created. */
+export async function runsOfIssue(deps: Deps, actor: ScopedActor, issueId: string) {
+  await issueInCompany(deps.db, actor, issueId);
+  const runs = await deps.db.run.findMany({ where: { issueId }, orderBy: { createdAt: 'asc' } });
+  const blockers = await blockersByRun(deps.db, runs.map((r) => r.id));
+  return runs.map((r) => presentRun(r, blockers.get(r.id) ?? null));
+}
+
+export async function runOfCompany(deps: Deps, actor: ScopedActor, runId: string) {
+  const run = await deps.db.run.findUnique({ where: { id: runId } });
+  if (!run || run.companyId !== actor.companyId) throw notFound('run');
+  return presentRun(run, (await blockersByRun(deps.db, [runId])).get(runId) ?? null);
+}
+
+/** Stops a run for a person or its own token, and answers it as it is once the stop was requested. */
 export async function stopRunForActor(deps: Deps, runId: string, actor: Actor) {
   const run = await deps.db.run.findUnique({ where: { id: runId } });
   if (!run || (actor.kind !== 'admin' && actor.companyId !== run.companyId)) throw new AppError('not_found', 'run not found');
   permitOnRun(actor, 'run.stop', run);
   if (isTerminalRunStatus(run.status)) throw new AppError('conflict', `run is already ${run.status}`);
   await requestStop(deps, runId, { kind: 'operator_stop', actor });
-  return deps.db.run.findUniqueOrThrow({ where: { id: runId } });
+  return presentRun(await deps.db.run.findUniqueOrThrow({ where: { id: runId } }));
 }
 
 /** Row lock first, so a concurrent begin/finish/stop sees the other's committed state. */

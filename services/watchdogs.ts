@@ -251,3 +251,8 @@ async function ensureReviewIssue(
 export async function activeWatchdogs(deps: Deps) {
   return deps.db.watchdog.findMany({ where: { status: 'active' }, include: { issue: { select: { title: true } } } });
 }
+
+/** The issue's active watchdog, or null. */
+export async function activeWatchdogOf(deps: Deps, issue: { id: string }) {
+  return deps.db.watchdog.findUnique({ where: { activeIssueId: issue.id } });
+}

@@ -246,3 +246,39 @@ test('a state-changing request without the CSRF token is refused and changes not
   expect(replay.headers.get('location')).toBe('/ui/sign-in');
   await context.close();
 });
+
+test('an expired session is deleted at the next sign-in, and opens nothing before that', async () => {
+  const signIn = () =>
+    fetch(
+      `${h.apiUrl}/ui/sign-in`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `token=${acme.token}`,
+        redirect: 'manual',
+      },
+    );
+  const first = await signIn();
+  const secret = /tw_session=([^;]+)/.exec(first.headers.get('set-cookie') ?? '')?.[1] ?? '';
+  const tokenHash = hashToken(secret);
+  await h.services.db.apiToken.update({ where: { tokenHash }, data: { expiresAt: new Date(Date.now() - 1_000) } });
+  const expired = await fetch(`${h.apiUrl}/ui`, { headers: { cookie: `tw_session=${secret}` }, redirect: 'manual' });
+  expect(expired.status).toBe(303);
+  expect(await h.services.db.apiToken.count({ where: { tokenHash } })).toBe(1);
+
+  const next = await signIn();
+  expect(next.status).toBe(303);
+  expect(await h.services.db.apiToken.count({ where: { tokenHash } })).toBe(0);
+  // live sessions stay: the one just started opens the console
+  const live = /tw_session=([^;]+)/.exec(next.headers.get('set-cookie') ?? '')?.[1] ?? '';
+  expect((await fetch(
+    `${h.apiUrl}/ui`,
+    { headers: { cookie: `tw_session=${live}` }, redirect: 'manual' },
+  )).status).toBe(200);
+});
+
+test('the favicon is answered without a session, with no content', async () => {
+  const favicon = await fetch(`${h.apiUrl}/favicon.ico`);
+  expect(favicon.status).toBe(204);
+  expect(await favicon.text()).toBe('');
+});

@@ -6,6 +6,7 @@
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { readFileSync } from 'node:fs';
+import { Agent, answers, Run } from '../api/schemas';
 import { buildApi } from '../api/server';
 import { createTreewardenClient } from '../client';
 import { GENERATED_TYPES, typesFor } from '../scripts/openapi-types';
@@ -17,7 +18,11 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-type Document = { openapi: string; paths: Record<string, Record<string, { summary?: string; parameters?: unknown[] }>> };
+type Operation = {
+  summary?: string; parameters?: unknown[]; responses?: Record<string,
+  { content?: Record<string, { schema: unknown }> }>,
+};
+type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
 const served = async (): Promise<Document> => (await fetch(`${h.apiUrl}/api/openapi.json`)).json() as Promise<Document>;
 const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const operationsOf = (document: Document) =>
@@ -51,6 +56,24 @@ test('the document is served without a token, validates as OpenAPI 3.0 and lists
       const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       const declared = (operation.parameters ?? []).filter((p) => (p as { in: string }).in === 'path').map((p) => (p as { name: string }).name);
       expect(declared.sort()).toEqual(names.sort());
+      // and every answer is described: its successes, and the error body of a refusal or failure
+      const responses = operation.responses ?? {};
+      const successes = Object.keys(responses).filter((status) => /^2\d\d$/.test(status));
+      expect({
+        operation: `${method} ${path}`,
+        described: successes.length > 0,
+      }).toEqual({ operation: `${method} ${path}`, described: true });
+      for (const status of successes.filter((s) => s !== '204')) {
+        const schema = typeof responses[status].content?.['application/json'].schema;
+        expect({
+          operation: `${method} ${path} ${status}`,
+          schema,
+        }).toEqual({ operation: `${method} ${path} ${status}`, schema: 'object' });
+      }
+      const errorBody = { $ref: '#/components/schemas/ErrorBody' };
+      if (path !== '/healthz') {
+        for (const status of ['4XX', '5XX']) expect(responses[status].content?.['application/json'].schema).toEqual(errorBody);
+      }
     }
   }
 });
@@ -67,6 +90,41 @@ test('the route schema is the validation: what the document forbids is a 400 nam
   expect(badId.status).toBe(400);
   expect(badId.body.error.message).toBe('malformed id in path: id must be a UUID');
   expect(await h.services.db.company.count()).toBe(before);
+});
+
+test('an answer that does not match its documented shape is never sent: the request fails loudly', async () => {
+  const app = buildApi(h.services);
+  // a handler drifting from its schema: a run without most of its fields, and a status that is no run status
+  app.get(
+    '/drifting',
+    { schema: { hide: true, response: answers({ 200: Run }) }, config: { public: true } },
+    async () => ({ id: 'r', status: 'sleeping' }),
+  );
+  const answer = await app.inject({ method: 'GET', url: '/drifting' });
+  await app.close();
+  expect(answer.statusCode).toBe(503);
+  expect(answer.json().error.message).toContain('the answer does not match its schema');
+  expect(answer.json().error.message).toContain('status');
+});
+
+test('an answer is sent as documented: fields the schema does not name are left out', async () => {
+  const app = buildApi(h.services);
+  const agent = {
+    id: '00000000-0000-4000-8000-000000000000',
+    companyId: '00000000-0000-4000-8000-000000000001',
+    name: 'a',
+    status: 'active',
+    adapter: { type: 'noop' },
+  };
+  app.get(
+    '/extra',
+    { schema: { hide: true, response: answers({ 200: Agent }) }, config: { public: true } },
+    async () => ({ ...agent, createdAt: new Date(0), secretColumn: 'x' }),
+  );
+  const answer = await app.inject({ method: 'GET', url: '/extra' });
+  await app.close();
+  expect(answer.statusCode).toBe(200);
+  expect(answer.json()).toEqual({ ...agent, createdAt: '1970-01-01T00:00:00.000Z' });
 });
 
 test('the rendered document is at /api/docs', async () => {

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors';
 import type { Deps } from '../../services/deps';
+import { issueTitles } from '../../services/issues';
 import type { TreeNode } from '../../services/tree-view';
 import type { ZodTypeProvider } from '../openapi';
 import { idParams } from '../validation';
@@ -28,6 +29,7 @@ declare module 'fastify' {
 export const CONSOLE_PREFIX = '/ui';
 const SIGN_IN = `${CONSOLE_PREFIX}/sign-in`;
 const STATIC = `${CONSOLE_PREFIX}/static/`;
+const FAVICON = '/favicon.ico';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 interface ApiAnswer<T = any> {
@@ -66,7 +68,7 @@ export function consolePlugin(root: FastifyInstance, deps: Deps) {
 
     app.addHook('onRequest', async (request, reply) => {
       const url = request.routeOptions.url ?? '';
-      if (url === SIGN_IN || url.startsWith(STATIC)) return;
+      if (url === SIGN_IN || url === FAVICON || url.startsWith(STATIC)) return;
       request.consoleSession = await sessionOf(deps, request);
       if (request.consoleSession) return;
       if (request.method === 'GET' && !request.headers['hx-request']) return reply.redirect(SIGN_IN, 303);
@@ -100,6 +102,8 @@ export function consolePlugin(root: FastifyInstance, deps: Deps) {
     api.get(`${STATIC}htmx.min.js`, async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(htmx));
     api.get(`${STATIC}console.css`, async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css));
 
+    // browsers ask for it on every page: answered without a session, with nothing
+    api.get(FAVICON, async (_request, reply) => reply.status(204).send());
     api.get(SIGN_IN, async (request, reply) => page(reply, request, 'sign-in', { title: 'Sign in', error: null }));
     api.post(SIGN_IN, { schema: { body: form({ token: z.string().max(200).default('') }) } }, async (request, reply) => {
       assertSameOrigin(request);
@@ -165,8 +169,8 @@ export function consolePlugin(root: FastifyInstance, deps: Deps) {
     api.get(`${CONSOLE_PREFIX}/holds/:id`, { schema: { params: idParams('id'), querystring: fragmentQuery } }, async (request, reply) => {
       const hold = await call(request, 'GET', `/api/tree-holds/${request.params.id}`);
       if (hold.status !== 200) return refused(reply, request, hold);
-      const issues = await deps.db.issue.findMany({ where: { id: { in: hold.body.members.map((m: { issueId: string }) => m.issueId).concat(hold.body.rootIssueId) }, companyId: session(request).companyId }, select: { id: true, title: true } });
-      const titles = new Map(issues.map((i) => [i.id, i.title]));
+      const ids: string[] = hold.body.members.map((m: { issueId: string }) => m.issueId).concat(hold.body.rootIssueId);
+      const titles = await issueTitles(deps, session(request).companyId, ids);
       const members = hold.body.members.map((m: { issueId: string; interruptedRunId: string | null }) => ({ ...m, title: titles.get(m.issueId) ?? m.issueId, resume: resumeState(hold.body, m) }));
       const data = { title: `Hold ${request.params.id.slice(0, 8)}`, hold: hold.body, members, rootTitle: titles.get(hold.body.rootIssueId) ?? hold.body.rootIssueId };
       return page(reply, request, request.query.fragment ? 'hold-live' : 'hold', data);

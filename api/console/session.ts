@@ -7,16 +7,17 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/errors';
-import { hashToken, newTokenSecret } from '../../domain/tokens';
-import { logActivity } from '../../services/activity-log';
+import {
+  consoleSessionCompany,
+  endConsoleSession,
+  SESSION_TTL_MS,
+  startConsoleSession,
+} from '../../services/console-sessions';
 import type { Deps } from '../../services/deps';
 
 export const SESSION_COOKIE = 'tw_session';
 export const CSRF_HEADER = 'x-csrf-token';
 export const CSRF_FIELD = '_csrf';
-const SESSION_PURPOSE = 'console';
-/** A working day: a forgotten tab does not keep a company open for ever. */
-export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
 export interface ConsoleSession {
   /** the session's board token: the console calls the API with it */
@@ -30,30 +31,19 @@ export const csrfTokenOf = (secret: string) => createHmac('sha256', secret).upda
 
 /** A board token for a new session, or a clear refusal. */
 export async function signIn(deps: Deps, boardToken: string): Promise<ConsoleSession> {
-  const token = boardToken.trim() ? await deps.db.apiToken.findUnique({ where: { tokenHash: hashToken(boardToken.trim()) } }) : null;
-  if (!token || token.revokedAt || token.kind !== 'board' || !token.companyId || token.purpose === SESSION_PURPOSE) {
-    throw new AppError('unauthorized', 'not a valid board token');
-  }
-  const secret = newTokenSecret('tws');
-  const companyId = token.companyId;
-  await deps.db.$transaction(async (tx) => {
-    const session = await tx.apiToken.create({ data: { tokenHash: hashToken(secret), kind: 'board', companyId, purpose: SESSION_PURPOSE, expiresAt: new Date(Date.now() + SESSION_TTL_MS) } });
-    await logActivity(tx, { companyId, actor: { kind: 'board', companyId }, action: 'console.signed_in', entityType: 'company', entityId: companyId, details: { sessionId: session.id } });
-  });
+  const { secret, companyId } = await startConsoleSession(deps, boardToken);
   return { secret, companyId, csrf: csrfTokenOf(secret) };
 }
 
 /** The request's live session, or null (no cookie, unknown, expired or revoked). */
 export async function sessionOf(deps: Deps, request: FastifyRequest): Promise<ConsoleSession | null> {
   const secret = request.cookies[SESSION_COOKIE];
-  if (!secret) return null;
-  const token = await deps.db.apiToken.findUnique({ where: { tokenHash: hashToken(secret) } });
-  if (!token || token.purpose !== SESSION_PURPOSE || token.revokedAt || !token.companyId || (token.expiresAt && token.expiresAt.getTime() <= Date.now())) return null;
-  return { secret, companyId: token.companyId, csrf: csrfTokenOf(secret) };
+  const companyId = secret ? await consoleSessionCompany(deps, secret) : null;
+  return secret && companyId ? { secret, companyId, csrf: csrfTokenOf(secret) } : null;
 }
 
 export async function signOut(deps: Deps, session: ConsoleSession): Promise<void> {
-  await deps.db.apiToken.updateMany({ where: { tokenHash: hashToken(session.secret), revokedAt: null }, data: { revokedAt: new Date() } });
+  await endConsoleSession(deps, session.secret);
 }
 
 export function setSessionCookie(reply: FastifyReply, request: FastifyRequest, secret: string | null): void {

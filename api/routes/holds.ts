@@ -11,6 +11,7 @@ import type { Deps } from '../../services/deps';
 import { activeHoldsInside, assertReconciled, createHold, getHoldWithMembers } from '../../services/holds';
 import { issueInCompany } from '../../services/issues';
 import type { ZodTypeProvider } from '../openapi';
+import { answers, list, ReleaseTreeHoldResult, ResumeTreeResult, TreeHold, TreeHoldWithMembers } from '../schemas';
 import { companyActor, idParams } from '../validation';
 
 /**
@@ -44,7 +45,14 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
     }
   };
 
-  api.post('/api/issues/:id/tree-holds', { schema: { summary: 'Pause a subtree (a new hold), or resume it (release every hold inside)', params: idParams('id'), body: treeHoldBody } }, async (request, reply) => {
+  api.post('/api/issues/:id/tree-holds', {
+    schema: {
+      summary: 'Pause a subtree (a new hold), or resume it (release every hold inside)',
+      params: idParams('id'),
+      body: treeHoldBody,
+      response: answers({ 200: ResumeTreeResult, 201: TreeHoldWithMembers }),
+    },
+  }, async (request, reply) => {
     const { id } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'hold.manage', { companyId: actor.companyId });
@@ -72,7 +80,13 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
     return reply.status(200).send(merged);
   });
 
-  api.get('/api/issues/:id/tree-holds', { schema: { summary: 'List the holds rooted at an issue', params: idParams('id') } }, async (request) => {
+  api.get('/api/issues/:id/tree-holds', {
+    schema: {
+      summary: 'List the holds rooted at an issue',
+      params: idParams('id'),
+      response: answers({ 200: list(TreeHold) }),
+    },
+  }, async (request) => {
     const { id } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'hold.manage', { companyId: actor.companyId });
@@ -81,7 +95,13 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
     return { items: holds };
   });
 
-  api.get('/api/tree-holds/:holdId', { schema: { summary: 'Read a hold with its members', params: idParams('holdId') } }, async (request) => {
+  api.get('/api/tree-holds/:holdId', {
+    schema: {
+      summary: 'Read a hold with its members',
+      params: idParams('holdId'),
+      response: answers({ 200: TreeHoldWithMembers }),
+    },
+  }, async (request) => {
     const { holdId } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'hold.manage', { companyId: actor.companyId });
@@ -90,7 +110,14 @@ export function registerHoldRoutes(app: FastifyInstance, deps: Deps) {
     return getHoldWithMembers(deps, holdId);
   });
 
-  api.post('/api/issues/:id/tree-holds/:holdId/release', { schema: { summary: 'Release one hold (409 when not active, or reconciliation_required)', params: idParams('id', 'holdId'), body: releaseBody } }, async (request) => {
+  api.post('/api/issues/:id/tree-holds/:holdId/release', {
+    schema: {
+      summary: 'Release one hold (409 when not active, or reconciliation_required)',
+      params: idParams('id', 'holdId'),
+      body: releaseBody,
+      response: answers({ 200: ReleaseTreeHoldResult }),
+    },
+  }, async (request) => {
     const { id, holdId } = request.params;
     const actor = companyActor(request.actor);
     permit(actor, 'hold.manage', { companyId: actor.companyId });

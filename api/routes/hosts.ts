@@ -6,11 +6,19 @@ import { hostIdSchema } from '../../domain/host';
 import type { Deps } from '../../services/deps';
 import { declareHostLost } from '../../services/host-stops';
 import type { ZodTypeProvider } from '../openapi';
+import { answers } from '../schemas';
+import { LostHost } from '../schemas-supervision';
 
 export function registerHostRoutes(app: FastifyInstance, deps: Deps) {
   const api = app.withTypeProvider<ZodTypeProvider>();
   /** The host and every process on it are gone: its pending stops settle as `host-lost` (never clean). */
-  api.post('/api/hosts/:hostId/lost', { schema: { summary: 'Declare a host gone for good (admin): its pending stops settle as host-lost', params: z.object({ hostId: hostIdSchema }) } }, async (request) => {
+  api.post('/api/hosts/:hostId/lost', {
+    schema: {
+      summary: 'Declare a host gone for good (admin): its pending stops settle as host-lost',
+      params: z.object({ hostId: hostIdSchema }),
+      response: answers({ 200: LostHost }),
+    },
+  }, async (request) => {
     const lost = await declareHostLost(deps, request.params.hostId, request.actor);
     return { hostId: lost.hostId, declaredAt: lost.declaredAt, settledRuns: lost.settledRuns, settledJobs: lost.settledJobs };
   });

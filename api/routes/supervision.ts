@@ -9,10 +9,19 @@ import { permitOnRun } from '../../services/authority';
 import type { Deps } from '../../services/deps';
 import { inspectWork } from '../../services/inspect';
 import { createJob } from '../../services/jobs';
-import { resolveWork, stopWork } from '../../services/work';
+import { resolveWork, stopWorkVerified } from '../../services/work';
 import { acknowledgeFailure, decideSilence, recordEvidence } from '../../services/supervision';
 import { createOnce } from '../idempotency';
 import type { ZodTypeProvider } from '../openapi';
+import {
+  AcknowledgedRun,
+  BackgroundJob,
+  GateEvidence,
+  SilenceDecision,
+  WorkInspection,
+  WorkStopResult,
+} from '../schemas-supervision';
+import { answers } from '../schemas';
 import { companyActor, idParams } from '../validation';
 
 /** An action on an agent run, as domain/authorization.ts allows it. */
@@ -35,18 +44,45 @@ const silenceSchema = z.object({ decision: z.enum(['snooze', 'continue', 'dismis
 export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
   const api = app.withTypeProvider<ZodTypeProvider>();
   /** Stops an agent run, shell job or monitor by id, and reports the verified result when it is in. */
-  api.post('/api/work/:id/stop', { schema: { summary: 'Stop an agent run, shell job or monitor by id; 202 while the stop is being verified', params: idParams('id') } }, async (request, reply) => {
-    const { id } = request.params;
-    const stopped = await stopWork(deps, id, companyActor(request.actor));
-    const result = await verifiedResult(deps, stopped.kind === 'agent_run' ? 'run' : 'job', id);
-    return reply.status(result ? 200 : 202).send({ kind: stopped.kind, id, stop: result ?? { verdict: 'pending', detail: 'the stop is still being verified; inspect the id for its result' } });
+  api.post('/api/work/:id/stop', {
+    schema: {
+      summary: 'Stop an agent run, shell job or monitor by id; 202 while the stop is being verified',
+      params: idParams('id'),
+      response: answers({ 200: WorkStopResult, 202: WorkStopResult }),
+    },
+  }, async (request, reply) => {
+    const { kind, id, stop } = await stopWorkVerified(deps, request.params.id, companyActor(request.actor));
+    return reply.status(stop ? 200 : 202).send({
+      kind,
+      id,
+      stop: stop ?? { verdict: 'pending', detail: 'the stop is still being verified; inspect the id for its result' },
+    });
   });
 
   const inspect = async (request: { params: { id: string }; actor: Actor }) => inspectWork(deps, request.params.id, companyActor(request.actor));
-  api.get('/api/work/:id/inspect', { schema: { summary: 'Inspect any background id: the ownership graph, verdict and action', params: idParams('id') } }, inspect);
-  api.get('/api/runs/:id/inspect', { schema: { summary: 'Inspect a run (as /api/work/:id/inspect)', params: idParams('id') } }, inspect);
+  api.get('/api/work/:id/inspect', {
+    schema: {
+      summary: 'Inspect any background id: the ownership graph, verdict and action',
+      params: idParams('id'),
+      response: answers({ 200: WorkInspection }),
+    },
+  }, inspect);
+  api.get('/api/runs/:id/inspect', {
+    schema: {
+      summary: 'Inspect a run (as /api/work/:id/inspect)',
+      params: idParams('id'),
+      response: answers({ 200: WorkInspection }),
+    },
+  }, inspect);
 
-  api.post('/api/runs/:id/jobs', { schema: { summary: 'Start a shell job or monitor owned by the run', params: idParams('id'), body: jobSchema } }, async (request, reply) => {
+  api.post('/api/runs/:id/jobs', {
+    schema: {
+      summary: 'Start a shell job or monitor owned by the run',
+      params: idParams('id'),
+      body: jobSchema,
+      response: answers({ 201: BackgroundJob }),
+    },
+  }, async (request, reply) => {
     const { id } = request.params;
     const body = request.body;
     const owner = await permittedRun(deps, request.actor, id, 'run.start_job');
@@ -56,14 +92,27 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
     });
   });
 
-  api.post('/api/runs/:id/evidence', { schema: { summary: 'Record gate evidence for a run', params: idParams('id'), body: evidenceSchema } }, async (request, reply) => {
+  api.post('/api/runs/:id/evidence', {
+    schema: {
+      summary: 'Record gate evidence for a run',
+      params: idParams('id'),
+      body: evidenceSchema,
+      response: answers({ 201: GateEvidence }),
+    },
+  }, async (request, reply) => {
     const { id } = request.params;
     const body = request.body;
     await permittedRun(deps, request.actor, id, 'run.record_evidence');
     return reply.status(201).send(await recordEvidence(deps, id, body, request.actor));
   });
 
-  api.post('/api/runs/:id/ack', { schema: { summary: "Acknowledge a failed run's finding", params: idParams('id') } }, async (request) => {
+  api.post('/api/runs/:id/ack', {
+    schema: {
+      summary: "Acknowledge a failed run's finding",
+      params: idParams('id'),
+      response: answers({ 200: AcknowledgedRun }),
+    },
+  }, async (request) => {
     const { id } = request.params;
     const actor = companyActor(request.actor);
     await permittedRun(deps, actor, id, 'run.ack');
@@ -71,7 +120,14 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
     return { id: run.id, status: run.status, failureState: run.failureState };
   });
 
-  api.post('/api/runs/:id/silence', { schema: { summary: 'Decide about a silent run: snooze, continue or dismiss', params: idParams('id'), body: silenceSchema } }, async (request) => {
+  api.post('/api/runs/:id/silence', {
+    schema: {
+      summary: 'Decide about a silent run: snooze, continue or dismiss',
+      params: idParams('id'),
+      body: silenceSchema,
+      response: answers({ 200: SilenceDecision }),
+    },
+  }, async (request) => {
     const { id } = request.params;
     const body = request.body;
     const actor = companyActor(request.actor);
@@ -81,15 +137,3 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
   });
 }
 
-/** Waits (bounded by the stop grace plus the SIGKILL settle) for the workflow's verified stop. */
-async function verifiedResult(deps: Deps, table: 'run' | 'job', id: string): Promise<unknown> {
-  const deadline = Date.now() + deps.config.TREEWARDEN_STOP_GRACE_MS + 10_000;
-  for (;;) {
-    const row = table === 'run' ? await deps.db.run.findUnique({ where: { id }, select: { stopResult: true, status: true } }) : await deps.db.job.findUnique({ where: { id }, select: { stopResult: true, status: true } });
-    if (row?.stopResult) return row.stopResult;
-    // a queued run or an exited job had nothing to stop
-    if (row && (row.status === 'cancelled' || row.status === 'exited')) return { verdict: 'terminal-clean', attempts: [], detail: 'nothing was running' };
-    if (Date.now() > deadline) return null;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -6,6 +6,8 @@ import type { Deps } from '../../services/deps';
 import { companyOverview } from '../../services/overview';
 import { TREE_PAGE_MAX, treeView } from '../../services/tree-view';
 import type { ZodTypeProvider } from '../openapi';
+import { answers } from '../schemas';
+import { CompanyOverview, TreeNode } from '../schemas-supervision';
 import { companyActor, idParams } from '../validation';
 
 const treeQuery = z
@@ -19,13 +21,26 @@ const treeQuery = z
 export function registerViewRoutes(app: FastifyInstance, deps: Deps) {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
-  api.get('/api/companies/:companyId/overview', { schema: { summary: 'Trees with active holds, watchdogs, live runs, open blockers and unacknowledged findings', params: idParams('companyId') } }, async (request) => {
+  api.get('/api/companies/:companyId/overview', {
+    schema: {
+      summary: 'Trees with active holds, watchdogs, live runs, open blockers and unacknowledged findings',
+      params: idParams('companyId'),
+      response: answers({ 200: CompanyOverview }),
+    },
+  }, async (request) => {
     const actor = companyActor(request.actor);
     if (actor.companyId !== request.params.companyId) throw notFound('company');
     return companyOverview(deps.db, actor.companyId);
   });
 
-  api.get('/api/issues/:id/tree', { schema: { summary: 'The subtree with status, assignee, run, hold, watchdog and blocker badges, `depth` levels deep', params: idParams('id'), querystring: treeQuery } }, async (request) => {
+  api.get('/api/issues/:id/tree', {
+    schema: {
+      summary: 'The subtree with status, assignee, run, hold, watchdog and blocker badges, `depth` levels deep',
+      params: idParams('id'),
+      querystring: treeQuery,
+      response: answers({ 200: TreeNode }),
+    },
+  }, async (request) => {
     const actor = companyActor(request.actor);
     const tree = await treeView(deps.db, actor.companyId, request.params.id, request.query);
     if (!tree) throw notFound('issue');

@@ -9,6 +9,8 @@ import type { Deps } from '../../services/deps';
 import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '../../services/webhooks';
 import { createOnce } from '../idempotency';
 import type { ZodTypeProvider } from '../openapi';
+import { answers, list, NO_CONTENT } from '../schemas';
+import { CreatedWebhook, Webhook, WebhookDelivery } from '../schemas-supervision';
 import { companyActor, idParams } from '../validation';
 
 const createSchema = z
@@ -31,7 +33,14 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps) {
   const companyParams = idParams('companyId');
   const webhookParams = idParams('companyId', 'webhookId');
 
-  api.post('/api/companies/:companyId/webhooks', { schema: { summary: 'Subscribe a URL to notifications (board); the answer is the only place the secret is shown', params: companyParams, body: createSchema } }, async (request, reply) => {
+  api.post('/api/companies/:companyId/webhooks', {
+    schema: {
+      summary: 'Subscribe a URL to notifications (board); the answer is the only place the secret is shown',
+      params: companyParams,
+      body: createSchema,
+      response: answers({ 201: CreatedWebhook }),
+    },
+  }, async (request, reply) => {
     const actor = companyScoped(request);
     // a retried create with the same Idempotency-Key answers the first subscription (and its secret) again
     return createOnce(deps, request, reply, actor.companyId, async (remember) => ({
@@ -40,18 +49,36 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps) {
     }));
   });
 
-  api.get('/api/companies/:companyId/webhooks', { schema: { summary: "The company's webhook subscriptions (board)", params: companyParams } }, async (request) => {
+  api.get('/api/companies/:companyId/webhooks', {
+    schema: {
+      summary: "The company's webhook subscriptions (board)",
+      params: companyParams,
+      response: answers({ 200: list(Webhook) }),
+    },
+  }, async (request) => {
     const actor = companyScoped(request);
     return { items: await listWebhooks(deps, actor) };
   });
 
-  api.delete('/api/companies/:companyId/webhooks/:webhookId', { schema: { summary: 'Delete a webhook subscription (board)', params: webhookParams } }, async (request, reply) => {
+  api.delete('/api/companies/:companyId/webhooks/:webhookId', {
+    schema: {
+      summary: 'Delete a webhook subscription (board)',
+      params: webhookParams,
+      response: answers({ 204: NO_CONTENT }),
+    },
+  }, async (request, reply) => {
     const actor = companyScoped(request);
     await deleteWebhook(deps, actor, request.params.webhookId);
     return reply.status(204).send();
   });
 
-  api.get('/api/companies/:companyId/webhooks/:webhookId/deliveries', { schema: { summary: "A subscription's deliveries with their attempts, delivered or dead (board)", params: webhookParams } }, async (request) => {
+  api.get('/api/companies/:companyId/webhooks/:webhookId/deliveries', {
+    schema: {
+      summary: "A subscription's deliveries with their attempts, delivered or dead (board)",
+      params: webhookParams,
+      response: answers({ 200: list(WebhookDelivery).extend({ webhook: Webhook }) }),
+    },
+  }, async (request) => {
     const actor = companyScoped(request);
     return webhookDeliveries(deps, actor, request.params.webhookId);
   });

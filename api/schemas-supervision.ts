@@ -1,0 +1,296 @@
+/** Response shapes of run supervision (stops, inspection, jobs), the views for people, webhooks and the postmortem. */
+import { z } from 'zod';
+import { NOTIFICATION_EVENTS } from '../domain/notifications';
+import { ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
+import { ExecutionBlocker, named, Run, StopResult, timestamp, uuid, Verdict } from './schemas';
+
+const WorkKind = z.enum(['agent_run', 'shell_job', 'monitor']);
+
+export const ProcessView = named(
+  'ProcessView',
+  z.object({ pid: z.number(), ppid: z.number(), pgid: z.number(), cpuTicks: z.number(), command: z.string() }),
+);
+/** A process tree as the owning host sees it; `processes` is null (
+  unknown,
+  not empty,
+) when that host did not answer. */
+export const ProcessTree = named(
+  'ProcessTree',
+  z.union([
+    z.object({ host: z.string().nullable(), visible: z.literal(true), processes: z.array(ProcessView) }),
+    z.object({ host: z.string(), visible: z.literal(false), processes: z.null(), detail: z.string() }),
+  ]),
+);
+
+export const BackgroundJob = named(
+  'BackgroundJob',
+  z.object({
+    id: uuid,
+    companyId: uuid,
+    ownerRunId: uuid,
+    kind: z.enum(['shell_job', 'monitor']),
+    command: z.string(),
+    args: z.array(z.string()),
+    status: z.enum(['running', 'stopped', 'exited']),
+    host: z.string().nullable(),
+    hostId: z.string().nullable(),
+    processGroupId: z.number().nullable(),
+    exitCode: z.number().nullable(),
+    stopReason: z.string().nullable(),
+    stopResult: StopResult.nullable(),
+    createdAt: timestamp,
+    finishedAt: timestamp.nullable(),
+  }),
+);
+
+export const GateEvidence = named(
+  'GateEvidence',
+  z.object({
+    id: uuid,
+    runId: uuid,
+    check: z.string(),
+    passed: z.boolean(),
+    details: z.record(z.string(), z.unknown()),
+    createdAt: timestamp,
+  }),
+);
+
+export const WorkStopResult = named(
+  'WorkStopResult',
+  z.object({
+    kind: WorkKind,
+    id: uuid,
+    stop: z.union([StopResult, z.object({ verdict: z.literal('pending'), detail: z.string() })]),
+  }),
+);
+// keeps the inspection's run its supervision columns (the owner token stays hidden)
+const InspectedRun = Run.omit({ stopOutcome: true, executionBlocker: true }).extend({
+  wakeRequestId: uuid.nullable(),
+  adapterEntered: z.boolean(),
+  processGroupId: z.number().nullable(),
+  stopRequestedAt: timestamp.nullable(),
+  stopDetails: z.unknown(),
+  updatedAt: timestamp,
+  host: z.string().nullable(),
+  hostId: z.string().nullable(),
+  workdir: z.string().nullable(),
+  leaseRenewedAt: timestamp.nullable(),
+  lastApiActivityAt: timestamp.nullable(),
+  inspection: z.unknown(),
+  supersessionEvidenceId: uuid.nullable(),
+  stateVersion: z.number(),
+  silentDecision: z.string().nullable(),
+  silentDecisionUntil: timestamp.nullable(),
+  endReason: z.string().nullable(),
+});
+const Finding = z.object({
+  id: uuid,
+  runId: uuid,
+  verdict: z.string(),
+  stateVersion: z.number(),
+  findingHash: z.string(),
+  details: z.unknown(),
+  createdAt: timestamp,
+});
+
+/** `GET /api/work/:id/inspect`: a job with its owner, or a run with its whole ownership graph. */
+export const WorkInspection = named(
+  'WorkInspection',
+  z.object({
+    kind: WorkKind,
+    id: uuid,
+    verdict: Verdict,
+    action: z.string(),
+    processTree: ProcessTree,
+    job: BackgroundJob.optional(),
+    owner: z.object({ id: uuid, status: z.enum(RUN_STATUSES) }).optional(),
+    run: InspectedRun.optional(),
+    jobs: z.array(BackgroundJob.extend({
+      processTree: ProcessTree,
+      verdict: Verdict.optional(),
+      action: z.string().optional(),
+    })).optional(),
+    workspace: z
+      .object({
+        path: z.string().nullable(),
+        tombstone: z.object({ path: z.string(), matches: z.boolean() }),
+        writerLock: z.object({ path: z.string(), holders: z.array(z.number()).nullable() }),
+      })
+      .optional()
+      .meta({ description: '`holders` is null when the owning host did not answer' }),
+    lease: z.object({ renewedAt: timestamp.nullable(), held: z.boolean() }).optional(),
+    journal: z.object({ path: z.string(), lastPulseAt: timestamp.nullable() }).optional(),
+    output: z.object({ path: z.string(), modifiedAt: timestamp.nullable() }).optional(),
+    silence: z.object({ state: z.string(), decision: z.string().nullable(), until: timestamp.nullable() }).optional(),
+    failure: z.object({ state: z.string().nullable(), inspection: z.unknown() }).optional(),
+    supersededBy: z.object({
+      run: z.object({ id: uuid, status: z.enum(RUN_STATUSES), finishedAt: timestamp.nullable() }),
+      evidence: GateEvidence.nullable(),
+    }).nullable().optional(),
+    executionBlocker: ExecutionBlocker.nullable().optional(),
+    findings: z.array(Finding).optional(),
+  }),
+);
+export const AcknowledgedRun = z.object({
+  id: uuid,
+  status: z.enum(RUN_STATUSES),
+  failureState: z.string().nullable(),
+});
+export const SilenceDecision = z.object({
+  id: uuid,
+  silentState: z.string().nullable(),
+  decision: z.string().nullable(),
+  until: timestamp.nullable(),
+});
+export const LostHost = named(
+  'LostHost',
+  z.object({ hostId: z.string(), declaredAt: timestamp, settledRuns: z.number(), settledJobs: z.number() }),
+);
+
+/** `GET /api/issues/:id/tree`: an issue with its badges, and its children to the depth asked for. */
+export const TreeNode: z.ZodType<TreeNodeShape> = named(
+  'TreeNode',
+  z.object({
+    id: uuid,
+    title: z.string(),
+    status: z.enum(ISSUE_STATUSES),
+    assignee: z.object({ id: uuid, name: z.string() }).nullable(),
+    childCount: z.number(),
+    run: z.object({
+      id: uuid,
+      status: z.enum(RUN_STATUSES),
+      live: z.boolean(),
+      silentState: z.string().nullable(),
+      failureState: z.string().nullable(),
+    }).nullable(),
+    holds: z.array(z.object({ id: uuid })).meta({ description: 'active holds rooted at this issue' }),
+    heldBy: z.array(uuid).meta({ description: 'active holds covering it (rooted here or above)' }),
+    watchdog: z.object({ id: uuid, lastState: z.string().nullable(), triggerCount: z.number() }).nullable(),
+    blockers: z.array(z.object({ id: uuid, runId: uuid.nullable(), nextAction: z.string() })),
+    get children() {
+      return z.array(TreeNode).nullable().meta({ description: 'null: not expanded in this answer' });
+    },
+    moreChildren: z.number(),
+  }),
+);
+interface TreeNodeShape {
+  id: string;
+  title: string;
+  status: (typeof ISSUE_STATUSES)[number];
+  assignee: { id: string; name: string } | null;
+  childCount: number;
+  run: {
+    id: string;
+    status: (typeof RUN_STATUSES)[number];
+    live: boolean;
+    silentState: string | null;
+    failureState: string | null;
+  } | null;
+  holds: { id: string }[];
+  heldBy: string[];
+  watchdog: { id: string; lastState: string | null; triggerCount: number } | null;
+  blockers: { id: string; runId: string | null; nextAction: string }[];
+  children: TreeNodeShape[] | null;
+  moreChildren: number;
+}
+
+const titled = { id: uuid, issueId: uuid, issueTitle: z.string() };
+export const CompanyOverview = named(
+  'CompanyOverview',
+  z.object({
+    company: z.object({ id: uuid, name: z.string() }),
+    trees: z.array(z.object({
+      id: uuid,
+      title: z.string(),
+      status: z.enum(ISSUE_STATUSES),
+      childCount: z.number(),
+      activeHolds: z.array(z.object({ id: uuid, reason: z.string().nullable(), createdAt: timestamp })),
+    })),
+    watchdogs: z.array(z.object({
+      ...titled,
+      lastState: z.string().nullable(),
+      triggerCount: z.number(),
+      lastTriggeredAt: timestamp.nullable(),
+    })),
+    runs: z.array(z.object({
+      ...titled,
+      status: z.enum(RUN_STATUSES),
+      silentState: z.string().nullable(),
+      host: z.string().nullable(),
+      startedAt: timestamp.nullable(),
+    })),
+    blockers: z.array(z.object({
+      ...titled,
+      runId: uuid.nullable(),
+      cause: z.string(),
+      nextAction: z.string(),
+      createdAt: timestamp,
+    })),
+    findings: z.array(z.object({
+      id: uuid,
+      runId: uuid,
+      issueId: uuid,
+      verdict: z.string(),
+      runStatus: z.enum(RUN_STATUSES),
+      failureState: z.string().nullable(),
+      createdAt: timestamp,
+    })),
+  }),
+);
+
+export const Webhook = named(
+  'Webhook',
+  z.object({
+    id: uuid,
+    companyId: uuid,
+    url: z.string(),
+    events: z.array(z.enum(NOTIFICATION_EVENTS)),
+    createdAt: timestamp,
+  }),
+);
+export const CreatedWebhook = named(
+  'CreatedWebhook',
+  Webhook.extend({ secret: z.string().meta({ description: 'shown only in this answer' }) }),
+);
+export const WebhookDelivery = named(
+  'WebhookDelivery',
+  z.object({
+    id: uuid,
+    notificationId: uuid,
+    event: Webhook.shape.events.element,
+    kind: z.string(),
+    subject: z.string(),
+    status: z.enum(['pending', 'delivered', 'dead']),
+    attempts: z.number(),
+    lastStatusCode: z.number().nullable(),
+    lastError: z.string().nullable(),
+    createdAt: timestamp,
+    deliveredAt: timestamp.nullable(),
+    deadAt: timestamp.nullable(),
+  }),
+);
+
+const figure = z.object({
+  value: z.number().nullable(),
+  unit: z.enum(['seconds', 'count']),
+  counts: z.string().meta({ description: 'what the figure counts' }),
+});
+export const Postmortem = named(
+  'Postmortem',
+  z.object({
+    issueId: uuid,
+    window: z.object({ from: timestamp.nullable(), to: timestamp, description: z.string() }),
+    productiveTime: figure,
+    watchdogRecoveryTime: z.object({
+      p50: figure,
+      max: figure,
+      recovered: z.number(),
+      stillStopped: z.number(),
+      counts: z.string(),
+    }),
+    falseStaleCount: figure,
+    orphanMonitorCount: figure,
+    contextOverflows: figure,
+    detachedProcessCount: figure,
+  }),
+);

@@ -1,0 +1,125 @@
+/**
+ * What the client sends. client/contract.ts checks each of these against the OpenAPI document both
+ * ways at compile time (the answers are derived from it: client/responses.ts).
+ */
+import type { AgentStatus, IssueStatus } from '../domain/statuses';
+import type { BlockerResolution, InteractionAudience, NotificationEvent } from './responses';
+
+export interface CreateCompanyRequest {
+  name: string;
+}
+
+/** As `AgentAdapter`, with the defaulted fields (`args`, `env`) optional. */
+export type AgentAdapterInput =
+  | {
+    type: 'process'; command: string; args?: string[]; env?: Record<string,
+    string>; cwd?: string; prepare?: { command: string; args?: string[] },
+  }
+  | { type: 'noop' };
+
+export interface CreateAgentRequest {
+  name: string;
+  adapter: AgentAdapterInput;
+  status?: AgentStatus;
+}
+
+export interface UpdateAgentRequest {
+  name?: string;
+  status?: AgentStatus;
+  adapter?: AgentAdapterInput;
+}
+
+export interface WatchdogConfig {
+  agentId: string;
+  instructions?: string | null;
+}
+
+export interface ResolveBlockerRequest {
+  resolution: BlockerResolution;
+  note?: string;
+}
+
+export interface CreateIssueRequest {
+  title: string;
+  parentId?: string | null;
+  assigneeAgentId?: string | null;
+  status?: IssueStatus;
+  /** board tokens only: watch the new issue's subtree */
+  watchdog?: WatchdogConfig;
+}
+
+export interface ListIssuesQuery {
+  parentId?: string;
+}
+
+export interface UpdateIssueRequest {
+  title?: string;
+  status?: IssueStatus;
+  assigneeAgentId?: string | null;
+  /** replaces the whole blocker set */
+  blockedByIssueIds?: string[];
+  comment?: string;
+}
+
+export interface WakeRequest {
+  /** a repeated key returns the existing wake (HTTP 200 instead of 202) */
+  idempotencyKey?: string;
+  reason?: string;
+  context?: Record<string, unknown>;
+}
+
+export interface StartJobRequest {
+  kind: 'shell_job' | 'monitor';
+  command: string;
+  args?: string[];
+}
+
+export interface EvidenceRequest {
+  check: string;
+  passed: boolean;
+  details?: Record<string, unknown>;
+}
+
+export interface SilenceDecisionRequest {
+  decision: 'snooze' | 'continue' | 'dismiss';
+  minutes?: number;
+}
+
+export interface CreateInteractionRequest {
+  kind: string;
+  audience?: InteractionAudience;
+  addresseeAgentId?: string | null;
+}
+
+export interface ResolveInteractionRequest {
+  resolution?: Record<string, unknown>;
+  status?: 'resolved' | 'cancelled';
+}
+
+export interface PauseTreeRequest {
+  reason?: string;
+}
+
+export interface ResumeTreeRequest {
+  /** also wake the other actionable members, not only the interrupted runs */
+  wakeAgents?: boolean;
+}
+
+export type ReleaseTreeHoldRequest = ResumeTreeRequest;
+
+export interface TreeQuery {
+  /** levels below the issue (0: the issue alone); default 1 */
+  depth?: number;
+  /** pages the issue's own children */
+  offset?: number;
+  /** children per node, at most 500; default 200 */
+  limit?: number;
+}
+
+export interface CreateWebhookRequest {
+  /** http(s); private addresses are refused unless the service allows them */
+  url: string;
+  events: NotificationEvent[];
+  /** at least 16 characters; generated (`whsec_…`) when absent */
+  secret?: string;
+}
