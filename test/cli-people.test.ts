@@ -10,7 +10,9 @@ import { seedCompany, startHarness, type Harness } from '../testing/harness';
 const root = path.join(__dirname, '..');
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  // the assigned issue never runs here: an hour's first-run grace keeps the watchdog from reviewing (and adding a
+  // review issue to) the tree while a slow CLI starts
+  h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '3600000' });
 });
 afterAll(async () => h?.close());
 
