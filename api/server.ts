@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import { ZodError } from 'zod';
 import type { Actor } from '../domain/actor';
 import { AppError, httpStatusOf, type ErrorCode } from '../domain/errors';
+import { isHoldNotActive } from '../domain/hold-contract';
 import type { Deps } from '../services/deps';
 import { WakeDispatchError } from '../services/wakes';
 import { authenticate } from './auth';
@@ -57,6 +58,7 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
     if (error instanceof ZodError) {
       return send('bad_request', error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '), error.issues);
     }
+    if (isHoldNotActive(error)) return send('conflict', error.message);
     if (error instanceof WakeDispatchError) return send('unavailable', `${error.message}; the wake stays queued, retry later`);
     const fastifyError = error as { statusCode?: number; code?: string; message: string };
     if (fastifyError.statusCode === 413) return send('payload_too_large', 'request body is too large (limit 1 MiB)');

@@ -3,6 +3,7 @@
  * One method per route; responses are the JSON the routes send (timestamps are ISO strings).
  */
 import type { ErrorCode } from '../domain/errors';
+import type { ResumeReport } from '../domain/hold-contract';
 import type { AgentStatus, IssueStatus, RunStatus } from '../domain/statuses';
 import type { EvaluationSummary } from '../domain/watchdog';
 import type { CreatedWebhook, CreateWebhookRequest, Postmortem, Webhook, WebhookDelivery } from './notifications';
@@ -408,11 +409,8 @@ export interface TreeHoldWithMembers extends TreeHold {
   members: TreeHoldMember[];
 }
 
-export interface ReleaseReport {
-  resumed: { issueId: string; runId: string }[];
-  skipped: { issueId: string; reason: string }[];
-  wakeFailures: { issueId: string; message: string }[];
-}
+/** What a release re-dispatched: the workflow's own outcome, as the API sends it. */
+export type ReleaseReport = ResumeReport;
 
 export interface PauseTreeRequest {
   reason?: string;

@@ -1,6 +1,7 @@
 import { CancellationScope, isCancellation, patched, proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
+import type { RunStatus } from '../domain/statuses';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, failureMessage, type RunWorkflowInput } from './definitions';
 import { stopOnOwningHost } from './host-affine';
 
@@ -28,8 +29,11 @@ const stopper = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumAttempts: 10 },
 });
 
+/** How an agent run's workflow ended: the run's settled status, or `not_started` when it was no longer queued. */
+export type AgentRunResult = RunStatus | 'not_started';
+
 /** One agent run, `agent-run:<runId>`: begin, execute through the adapter, settle exactly once. */
-export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflowInput): Promise<string> {
+export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflowInput): Promise<AgentRunResult> {
   const adapter = adapterActivities(heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS);
   // a host's worker that is restarting gets two heartbeat timeouts to come back before the stop is pending
   const stopOwnedProcesses = async (summary: string) => {
@@ -71,7 +75,7 @@ export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflo
   }
 }
 
-async function settle(runId: string, outcome: Parameters<Activities['finishRun']>[1]): Promise<string> {
+async function settle(runId: string, outcome: Parameters<Activities['finishRun']>[1]): Promise<RunStatus> {
   const status = await bookkeeping.finishRun.executeWithOptions({ summary: `Settle the run (${outcome.kind})` }, [runId, outcome]);
   upsertSearchAttributes([{ key: StateKey, value: status }]);
   setCurrentDetails(`settled: ${status}`);

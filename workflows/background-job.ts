@@ -24,11 +24,15 @@ export interface BackgroundJobInput {
   hostId?: string | null;
 }
 
+/** A job's workflow ends with the job's settled status. */
+export type BackgroundJobResult = Awaited<ReturnType<Activities['finishJob']>>['status'];
+
 /**
  * `background-job:<jobId>`: a shell job or monitor a run started. It lives until its command
  * exits or it is stopped (by an operator, or because its owner run ended); a stop is verified.
  */
-export async function backgroundJobWorkflow({ jobId, heartbeatTimeoutMs, hostId }: BackgroundJobInput): Promise<string> {
+export async function backgroundJobWorkflow(input: BackgroundJobInput): Promise<BackgroundJobResult> {
+  const { jobId, heartbeatTimeoutMs, hostId } = input;
   const heartbeatMs = heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
   // never retried: a monitor's command is not idempotent; a dead worker is noticed by heartbeat.
   // Executions started before 'host-affine-stop' run the job on any worker and stop it there.
@@ -51,7 +55,7 @@ export async function backgroundJobWorkflow({ jobId, heartbeatTimeoutMs, hostId 
   }
 }
 
-async function settle(jobId: string, outcome: Parameters<Activities['finishJob']>[1]): Promise<string> {
+async function settle(jobId: string, outcome: Parameters<Activities['finishJob']>[1]): Promise<BackgroundJobResult> {
   const job = await bookkeeping.finishJob.executeWithOptions({ summary: `Settle the job (${outcome.kind})` }, [jobId, outcome]);
   upsertSearchAttributes([{ key: StateKey, value: job.status }]);
   setCurrentDetails(`settled: ${job.status}`);
