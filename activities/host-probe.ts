@@ -2,34 +2,12 @@
  * Inspection's host half: what only the owning host can see of a run (its processes, the writer
  * lock's holder, the files in its workspace) and of its jobs. Runs on the host queue; read-only.
  */
+import type { HostProbe, HostProbeRequest } from '../domain/host-probe';
 import type { Deps } from '../services/deps';
 import { assertOwningHost } from '../services/host-stops';
-import { modifiedAt, ownedProcesses, writersAlive, type ProcessInfo } from '../services/process-table';
+import { modifiedAt, ownedProcesses, writersAlive } from '../services/process-table';
 import { runFiles } from '../services/run-files';
 import { readFileSync } from 'node:fs';
-
-export interface HostProbeRequest {
-  runIds: string[];
-  jobIds: string[];
-}
-
-export interface RunOnHost {
-  processes: ProcessInfo[];
-  writers: number[];
-  /** a tombstone naming the run sits in its workspace */
-  tombstone: boolean;
-  journalPulseAt: string | null;
-  outputModifiedAt: string | null;
-}
-
-export interface HostProbe {
-  hostId: string;
-  runs: Record<string, RunOnHost>;
-  jobs: Record<string, ProcessInfo[]>;
-}
-
-/** What inspection gets back: the host's view, or that no worker of the host answered. */
-export type HostProbeAnswer = ({ reachable: true } & HostProbe) | { reachable: false; hostId: string };
 
 function tombstoneNames(file: string, id: string): boolean {
   try {

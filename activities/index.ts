@@ -1,33 +1,18 @@
 /** Every side effect the workflows perform, built from injected dependencies. */
-import { ApplicationFailure } from '@temporalio/activity';
+import type { PauseApplied, ReleaseArgs } from '../domain/hold-contract';
 import type { Deps } from '../services/deps';
-import { applyPause, HoldNotActiveError, releaseHold, retryOwedResumes } from '../services/holds';
+import { applyPause, releaseHold, retryOwedResumes } from '../services/holds';
 import { beginRun, finishRun, type RunOutcome } from '../services/runs';
 import { evaluateWatchdog } from '../services/watchdogs';
 import { finishJob } from '../services/jobs';
 import { resumeAfterResolution } from '../services/execution-blockers';
 import { hostOf, recordNothingStarted, recordStopPending, type StopTarget } from '../services/host-stops';
 import { withHeartbeat } from './heartbeat';
-import { probeHost, type HostProbeRequest } from './host-probe';
+import type { HostProbeRequest } from '../domain/host-probe';
+import { probeHost } from './host-probe';
 import { executeJob, stopJobProcesses } from './job-runner';
 import { executeRun, stopProcessGroup } from './run-adapter';
 import { deliverWebhook, markWebhookDeliveryDead } from './webhook-delivery';
-
-export interface PauseApplied {
-  holdId: string;
-  memberCount: number;
-  interruptedRunIds: string[];
-}
-
-export interface HoldReleaseOutcome {
-  holdId: string;
-  resumed: { issueId: string; runId: string }[];
-  skipped: { issueId: string; reason: string }[];
-  wakeFailures: { issueId: string; message: string }[];
-}
-
-/** The failure type the API maps to 409 when a release loses. */
-export const HOLD_NOT_ACTIVE = 'HoldNotActive';
 
 export function createActivities(deps: Deps) {
   return {
@@ -60,15 +45,7 @@ export function createActivities(deps: Deps) {
         interruptedRunIds: hold.members.flatMap((m) => (m.interruptedRunId ? [m.interruptedRunId] : [])),
       };
     },
-    async releaseHold(holdId: string, releaseId: string, wakeAgents: boolean, actor: string): Promise<HoldReleaseOutcome> {
-      try {
-        const { resumed, skipped, wakeFailures } = await withHeartbeat(() => releaseHold(deps, holdId, releaseId, wakeAgents, actorFromLabel(actor)));
-        return { holdId, resumed, skipped, wakeFailures };
-      } catch (error) {
-        if (error instanceof HoldNotActiveError) throw ApplicationFailure.nonRetryable(error.message, HOLD_NOT_ACTIVE);
-        throw error;
-      }
-    },
+    releaseHold: (holdId: string, release: ReleaseArgs) => withHeartbeat(() => releaseHold(deps, holdId, release)),
     retryOwedResumes: (holdId: string) => withHeartbeat(() => retryOwedResumes(deps, holdId)),
     resumeAfterResolution: (blockerId: string) => withHeartbeat(() => resumeAfterResolution(deps, blockerId)),
     // heartbeats through the DNS lookup and the POST: a dead worker's attempt moves on within one timeout
@@ -78,8 +55,3 @@ export function createActivities(deps: Deps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-
-function actorFromLabel(label: string) {
-  const [kind, companyId] = label.split(':');
-  return kind === 'board' ? { kind: 'board' as const, companyId } : { kind: 'system' as const, companyId };
-}

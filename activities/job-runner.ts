@@ -7,7 +7,8 @@ import { runEnvironment } from '../domain/run-env';
 import type { Deps } from '../services/deps';
 import { assertOwningHost } from '../services/host-stops';
 import { runFiles } from '../services/run-files';
-import { runSupervised, verifiedStop, type StopResult } from './supervised-process';
+import { verifiedStop, type StopResult } from '../services/process-table';
+import { runSupervised } from './supervised-process';
 
 export async function executeJob(deps: Deps, jobId: string): Promise<number> {
   const job = await deps.db.job.findUniqueOrThrow({ where: { id: jobId }, include: { ownerRun: { select: { id: true, workdir: true, agent: { select: { adapter: true } } } } } });

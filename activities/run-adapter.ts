@@ -18,7 +18,8 @@ import { assertOwningHost } from '../services/host-stops';
 import { runFiles, type RunFiles } from '../services/run-files';
 import { enterAdapter, type RunOutcome } from '../services/runs';
 import { recordStopResult, superviseTick, type CpuSample } from '../services/supervision';
-import { outputTail, runSupervised, verifiedStop, type StopResult } from './supervised-process';
+import { verifiedStop, type StopResult } from '../services/process-table';
+import { outputTail, runSupervised } from './supervised-process';
 
 export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome> {
   const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, include: { agent: true } });

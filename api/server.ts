@@ -4,6 +4,7 @@ import { z, ZodError } from 'zod';
 import { pingDatabase } from '../db/prisma';
 import type { Actor } from '../domain/actor';
 import { AppError, httpStatusOf, type ErrorCode } from '../domain/errors';
+import { isHoldNotActive } from '../domain/hold-contract';
 import type { Deps } from '../services/deps';
 import { WakeDispatchError } from '../services/wakes';
 import { authenticate } from './auth';
@@ -67,6 +68,7 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
       const write = request.method === 'GET' ? 'nothing was changed' : 'the change may have been applied: read it back';
       return send('unavailable', `${error.message}; ${write}`);
     }
+    if (isHoldNotActive(error)) return send('conflict', error.message);
     if (error instanceof WakeDispatchError) return send('unavailable', `${error.message}; the wake stays queued, retry later`);
     const fastifyError = error as { statusCode?: number; code?: string; message: string };
     if (fastifyError.statusCode === 413) return send('payload_too_large', 'request body is too large (limit 1 MiB)');

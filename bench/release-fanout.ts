@@ -9,10 +9,11 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type pg from 'pg';
+import { emptyReport, isHoldNotActive } from '../domain/hold-contract';
 import { workflowId } from '../domain/ids';
-import { HoldNotActiveError, releaseHold } from '../services/holds';
+import { releaseHold } from '../services/holds';
 import { FAN_OUT_CONCURRENCY } from '../services/concurrency';
-import { emptyReport, resumeIfOwed } from '../services/resume';
+import { resumeIfOwed } from '../services/resume';
 import type { Harness } from '../testing/harness';
 import { inParallel, ms, row, type ResultRow } from './support';
 import { insertIssues, treeOf } from './worlds';
@@ -106,7 +107,9 @@ export async function releaseFanout(h: Harness, pool: pg.Pool, companyId: string
       const start = process.hrtime.bigint();
       if (side === 'bare') await floor(h, companyId, agentId, twin);
       else {
-        const outcome = await h.services.orchestrator.releaseHold({ holdId: hold.holdId, releaseId: randomUUID(), wakeAgents: false, actor: `system:${companyId}` });
+        const actor = { kind: 'system' as const, companyId };
+        const release = { holdId: hold.holdId, releaseId: randomUUID(), wakeAgents: false, actor };
+        const outcome = await h.services.orchestrator.releaseHold(release);
         if (outcome.resumed.length !== MEMBERS) throw new Error(`scenario 5: release resumed ${outcome.resumed.length} of ${MEMBERS}`);
         resumedRunIds = outcome.resumed.map((x) => x.runId);
       }
@@ -144,10 +147,11 @@ export async function releaseFanout(h: Harness, pool: pg.Pool, companyId: string
 async function exactlyOnceViolations(h: Harness, pool: pg.Pool, hold: SeededHold, companyId: string): Promise<number> {
   let secondReleaseAccepted = 0;
   try {
-    await releaseHold(h.services, hold.holdId, randomUUID(), false, { kind: 'system', companyId });
+    const actor = { kind: 'system' as const, companyId };
+    await releaseHold(h.services, hold.holdId, { releaseId: randomUUID(), wakeAgents: false, actor });
     secondReleaseAccepted = 1;
   } catch (error) {
-    if (!(error instanceof HoldNotActiveError)) throw error;
+    if (!isHoldNotActive(error)) throw error;
   }
   await inParallel(hold.interruptedRunIds, 8, (runId) => resumeIfOwed(h.services, runId, emptyReport()));
   const { rows } = await pool.query<{ claims: string; distinct_runs: string; resumed: string; issues: string }>(

@@ -50,6 +50,8 @@ const schema = z.object({
   TREEWARDEN_SILENT_CONTINUE_REARM_MS: duration.default(30 * 60_000),
   /** how soon an activity of a dead worker is retried elsewhere; activities heartbeat at a quarter of it */
   TREEWARDEN_HEARTBEAT_TIMEOUT_MS: duration.default(10_000),
+  /** a release's resumes whose wakes failed are retried this often (backoff 1 s doubling to 5 min), then given up */
+  TREEWARDEN_HOLD_RESUME_RETRIES: duration.default(20),
   /** a database connection (or a free pooled one) not had within this fails the call instead of hanging */
   TREEWARDEN_DB_CONNECT_TIMEOUT_MS: duration.default(5_000),
   /**

@@ -24,6 +24,7 @@ async function record() {
     const c = await seedCompany(h, 'History recorder');
     const watchdog = await watchdogWakes(h, c, { remove: true });
     const hold = await holdInterruptsRun(h, c, { release: true });
+    const retriedHold = await holdInterruptsRun(h, c, { release: true, failFirstResumeWake: true });
     const failed = await runFails(h, c);
     const monitored = await monitorStopsWithOwner(h, c);
     const reconciled = await blockerResolved(h, c);
@@ -34,6 +35,7 @@ async function record() {
       'task-watchdog.wake-then-removed': watchdog.watchdogWorkflowId,
       'agent-run.noop-succeeded': watchdog.reviewRunWorkflowId,
       'tree-hold.pause-then-release': hold.holdWorkflowId,
+      'tree-hold.resume-wake-retried': retriedHold.holdWorkflowId,
       'agent-run.stopped-by-hold': hold.stoppedRunWorkflowId,
       'agent-run.process-resumed': hold.resumedRunWorkflowId!,
       'agent-run.process-failed': failed.runWorkflowId,

@@ -8,10 +8,11 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../db/prisma';
 import type { ScopedActor } from './issues';
 import { AppError, notFound } from '../domain/errors';
+import { emptyReport, type ResumeReport } from '../domain/hold-contract';
 import { logActivity } from './activity-log';
 import type { Deps } from './deps';
 import { notifySubtreeChanged } from './notify';
-import { emptyReport, resumeIfOwed, type ResumeReport } from './resume';
+import { resumeIfOwed } from './resume';
 import { dispatchWake } from './wakes';
 
 export const BLOCKER_RESOLUTIONS = ['no_external_effects', 'effects_reviewed'] as const;

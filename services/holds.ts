@@ -1,33 +1,44 @@
 /** Tree holds: pause a subtree, release it, and re-dispatch exactly the interrupted work. */
+import { randomUUID } from 'node:crypto';
 import type { Actor } from '../domain/actor';
-import { AppError } from '../domain/errors';
+import { AppError, notFound } from '../domain/errors';
+import { emptyReport, holdNotActive, isHoldNotActive } from '../domain/hold-contract';
+import type { HoldWithMembers, ReleaseArgs, ReleaseOutcome, ResumeReport } from '../domain/hold-contract';
 import { ACTIONABLE_ISSUE_STATUSES, isInvokable, LIVE_RUN_STATUSES } from '../domain/statuses';
 import { logActivity } from './activity-log';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from './concurrency';
 import type { Deps } from './deps';
+import type { ScopedActor } from './issues';
 import { notifySubtreeChanged } from './notify';
 import { blockersByRun, unreconciledIn } from './execution-blockers';
-import { emptyReport, resumeEachIfOwed, type ResumeReport } from './resume';
+import { resumeEachIfOwed } from './resume';
 import { requestStop } from './runs';
 import { lockCompanyScheduling, subtree } from './tree';
 import { dispatchWake, wakeAndDispatch } from './wakes';
 
-/** Releasing a hold that is not active (any more, or by another release) is a 409. */
-export class HoldNotActiveError extends Error {
-  override readonly name = 'HoldNotActiveError';
-  constructor(readonly holdId: string) {
-    super(`tree hold ${holdId} is not active`);
-  }
-}
-
-export async function createHold(deps: Deps, rootIssueId: string, reason: string | null, actor: Actor & { companyId: string }) {
+/** A new hold on the subtree: returns once its workflow has applied the pause. */
+export async function pauseTree(
+  deps: Deps,
+  actor: ScopedActor,
+  root: { id: string; title: string },
+  reason: string | null,
+): Promise<HoldWithMembers> {
+  const { companyId } = actor;
   const hold = await deps.db.$transaction(async (tx) => {
-    await lockCompanyScheduling(tx, actor.companyId, 'hold');
-    const created = await tx.treeHold.create({ data: { companyId: actor.companyId, rootIssueId, reason } });
-    await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.tree_hold_created', entityType: 'issue', entityId: rootIssueId, details: { holdId: created.id, reason } });
+    await lockCompanyScheduling(tx, companyId, 'hold');
+    const created = await tx.treeHold.create({ data: { companyId, rootIssueId: root.id, reason } });
+    await logActivity(tx, {
+      companyId,
+      actor,
+      action: 'issue.tree_hold_created',
+      entityType: 'issue',
+      entityId: root.id,
+      details: { holdId: created.id, reason },
+    });
     return created;
   });
-  return hold;
+  await deps.orchestrator.startHold({ holdId: hold.id, companyId, rootIssueId: root.id, title: root.title });
+  return getHoldWithMembers(deps, hold.id);
 }
 
 /**
@@ -80,11 +91,37 @@ export async function applyPause(deps: Deps, holdId: string) {
   return getHoldWithMembers(deps, holdId);
 }
 
-/** A hold with its member snapshot; each member names the execution blocker its interrupted run left, if any. */
-export async function getHoldWithMembers(deps: Deps, holdId: string) {
-  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId }, include: { members: { orderBy: [{ depth: 'asc' }, { issueId: 'asc' }] } } });
+async function findHoldWithMembers(deps: Deps, holdId: string): Promise<HoldWithMembers | null> {
+  const members = { orderBy: [{ depth: 'asc' as const }, { issueId: 'asc' as const }] };
+  const hold = await deps.db.treeHold.findUnique({ where: { id: holdId }, include: { members } });
+  if (!hold) return null;
   const blockers = await blockersByRun(deps.db, hold.members.map((m) => m.interruptedRunId));
   return { ...hold, members: hold.members.map((m) => ({ ...m, executionBlocker: (m.interruptedRunId && blockers.get(m.interruptedRunId)) || null })) };
+}
+
+export async function getHoldWithMembers(deps: Deps, holdId: string): Promise<HoldWithMembers> {
+  const hold = await findHoldWithMembers(deps, holdId);
+  if (!hold) throw new Error(`tree hold ${holdId} not found`);
+  return hold;
+}
+
+/** A hold of the company, with its members, or 404. */
+export async function holdWithMembersInCompany(deps: Deps, companyId: string, holdId: string) {
+  const hold = await findHoldWithMembers(deps, holdId);
+  if (!hold || hold.companyId !== companyId) throw notFound('tree hold');
+  return hold;
+}
+
+/** A hold of the actor's company (and rooted at `rootIssueId` when given), or 404. */
+export async function holdInCompany(deps: Deps, companyId: string, holdId: string, rootIssueId?: string) {
+  const hold = await deps.db.treeHold.findUnique({ where: { id: holdId } });
+  const inScope = hold?.companyId === companyId && (rootIssueId === undefined || hold.rootIssueId === rootIssueId);
+  if (!hold || !inScope) throw notFound('tree hold');
+  return hold;
+}
+
+export function holdsRootedAt(deps: Deps, rootIssueId: string) {
+  return deps.db.treeHold.findMany({ where: { rootIssueId }, orderBy: { createdAt: 'asc' } });
 }
 
 /**
@@ -101,23 +138,20 @@ export async function assertReconciled(deps: Deps, rootIssueId: string): Promise
   );
 }
 
-export interface ReleaseResult extends ResumeReport {
-  hold: Awaited<ReturnType<typeof getHoldWithMembers>>;
-}
-
 /**
- * Releases an active hold exactly once (compare-and-set on its status, tagged with the release
- * id so a retried activity of the same release carries on instead of reporting 409).
+ * Releases an active hold exactly once. The workflow's update validator is the gate; this
+ * compare-and-set on the status is the database's guarantee (tagged with the release id, so a
+ * retried activity of the same release carries on), and refuses with the validator's failure.
  */
-export async function releaseHold(deps: Deps, holdId: string, releaseId: string, wakeAgents: boolean, actor: Actor): Promise<ReleaseResult> {
-  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
+export async function releaseHold(deps: Deps, holdId: string, release: ReleaseArgs): Promise<ResumeReport> {
+  const { releaseId, wakeAgents, actor } = release;
   const { count } = await deps.db.treeHold.updateMany({
     where: { id: holdId, status: 'active' },
     data: { status: 'released', releasedAt: new Date(), releaseResult: { releaseId, wakeAgents } },
   });
+  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
   if (count === 0) {
-    const current = (hold.releaseResult ?? {}) as { releaseId?: string };
-    if (current.releaseId !== releaseId) throw new HoldNotActiveError(holdId);
+    if ((hold.releaseResult as { releaseId?: string } | null)?.releaseId !== releaseId) throw holdNotActive(holdId);
   } else {
     await deps.db.$transaction((tx) =>
       logActivity(tx, { companyId: hold.companyId, actor, action: 'issue.tree_hold_released', entityType: 'issue', entityId: hold.rootIssueId, details: { holdId, wakeAgents } }),
@@ -127,7 +161,7 @@ export async function releaseHold(deps: Deps, holdId: string, releaseId: string,
   if (wakeAgents) await wakeOtherMembers(deps, hold.companyId, holdId, memberIds, report, actor);
   await deps.db.treeHold.update({ where: { id: holdId }, data: { releaseResult: { releaseId, wakeAgents, ...report } as object } });
   await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_released');
-  return { hold: await getHoldWithMembers(deps, holdId), ...report };
+  return report;
 }
 
 /**
@@ -189,8 +223,41 @@ async function wakeOtherMembers(deps: Deps, companyId: string, holdId: string, m
   }
 }
 
+/**
+ * Releases one hold through its workflow, whose update validator is the one "not active" gate (it
+ * rejects with the `HoldNotActive` failure), and answers with the hold as released.
+ */
+export async function releaseOneHold(
+  deps: Deps,
+  actor: ScopedActor,
+  { rootIssueId, holdId, wakeAgents }: { rootIssueId: string; holdId: string; wakeAgents: boolean },
+): Promise<ReleaseOutcome> {
+  const hold = await holdInCompany(deps, actor.companyId, holdId, rootIssueId);
+  if (wakeAgents) await assertReconciled(deps, hold.rootIssueId);
+  const report = await deps.orchestrator.releaseHold({ holdId, releaseId: randomUUID(), wakeAgents, actor });
+  return { hold: await getHoldWithMembers(deps, holdId), ...report };
+}
+
 /** `mode: "resume"` on an issue: release every active hold rooted inside its subtree. */
-export async function activeHoldsInside(deps: Deps, issueId: string) {
+export async function releaseHoldsInside(deps: Deps, actor: ScopedActor, issueId: string, wakeAgents: boolean) {
   const ids = (await subtree(deps.db, issueId)).map((n) => n.id);
-  return deps.db.treeHold.findMany({ where: { rootIssueId: { in: ids }, status: 'active' }, orderBy: { createdAt: 'asc' } });
+  const holds = await deps.db.treeHold.findMany({
+    where: { rootIssueId: { in: ids }, status: 'active' },
+    orderBy: { createdAt: 'asc' },
+  });
+  if (wakeAgents) for (const hold of holds) await assertReconciled(deps, hold.rootIssueId);
+  const merged: ResumeReport & { holds: HoldWithMembers[] } = { holds: [], ...emptyReport() };
+  for (const hold of holds) {
+    const release = { holdId: hold.id, releaseId: randomUUID(), wakeAgents, actor };
+    const report = await deps.orchestrator.releaseHold(release).catch((error: unknown) => {
+      if (isHoldNotActive(error)) return null; // released concurrently
+      throw error;
+    });
+    if (!report) continue;
+    merged.holds.push(await getHoldWithMembers(deps, hold.id));
+    merged.resumed.push(...report.resumed);
+    merged.skipped.push(...report.skipped);
+    merged.wakeFailures.push(...report.wakeFailures);
+  }
+  return merged;
 }

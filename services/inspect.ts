@@ -5,14 +5,13 @@
  * inspecting spawns nothing and writes nothing.
  */
 import type { Actor } from '../domain/actor';
-import type { HostProbeAnswer, RunOnHost } from '../activities/host-probe';
+import type { HostProbeAnswer, ProcessInfo, RunOnHost } from '../domain/host-probe';
 import { isTerminalRunStatus } from '../domain/statuses';
 import { unverifiedStopOf, VERDICT_ACTIONS, verdictOf, type FailureState, type SilenceLevel, type Verdict } from '../domain/supervision';
 import { permitOnRun } from './authority';
 import type { Deps } from './deps';
 import { blockersByRun } from './execution-blockers';
 import { resolveWork } from './work';
-import type { ProcessInfo } from './process-table';
 import { runFiles } from './run-files';
 
 /** A process tree as its host sees it; `processes` is null (unknown, never empty) when the host did not answer. */

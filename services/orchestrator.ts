@@ -1,6 +1,6 @@
 /** The service layer's view of Temporal: start, signal and cancel the entity workflows. */
-import type { HoldReleaseOutcome, PauseApplied } from '../activities';
-import type { HostProbeAnswer, HostProbeRequest } from '../activities/host-probe';
+import type { PauseApplied, ReleaseArgs, ResumeReport } from '../domain/hold-contract';
+import type { HostProbeAnswer, HostProbeRequest } from '../domain/host-probe';
 
 export interface RunStart {
   runId: string;
@@ -23,12 +23,8 @@ export interface HoldStart {
   title: string;
 }
 
-export interface ReleaseRequest {
+export interface ReleaseRequest extends ReleaseArgs {
   holdId: string;
-  releaseId: string;
-  wakeAgents: boolean;
-  /** `board:<companyId>` or `system:<companyId>`, recorded in the activity log */
-  actor: string;
 }
 
 export interface JobStart {
@@ -63,7 +59,8 @@ export interface Orchestrator {
   recoverWatchdog(watchdog: WatchdogStart): Promise<void>;
   /** Starts the hold's workflow and returns once the pause is applied. */
   startHold(hold: HoldStart): Promise<PauseApplied>;
-  releaseHold(request: ReleaseRequest): Promise<HoldReleaseOutcome>;
+  /** Rejects with the `HoldNotActive` failure (`isHoldNotActive`) when the hold is not active. */
+  releaseHold(request: ReleaseRequest): Promise<ResumeReport>;
   startJob(job: JobStart): Promise<void>;
   cancelJob(jobId: string): Promise<void>;
   /** Starts the dispatch of the resume a resolved execution blocker owes. */

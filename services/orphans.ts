@@ -7,10 +7,9 @@
  */
 import { isTerminalRunStatus } from '../domain/statuses';
 import { workflowId } from '../domain/ids';
-import { verifiedStop, type StopResult } from '../activities/supervised-process';
 import type { Deps } from './deps';
 import { pendingStopsOn } from './host-stops';
-import { liveOwnerTokens, ownedProcesses } from './process-table';
+import { liveOwnerTokens, ownedProcesses, verifiedStop, type StopResult } from './process-table';
 import { runFiles } from './run-files';
 import { emitFinding, recordStopResult } from './supervision';
 

@@ -5,17 +5,17 @@
  * can never find itself. Reading /proc spawns nothing.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import type { ProcessInfo } from '../domain/host-probe';
+
+/** after SIGKILL the kernel reaps within milliseconds; this only bounds a pathological wait */
+const KILL_SETTLE_MS = 2_000;
+
+export interface ProcessOwner {
+  ownerToken: string | null;
+  processGroupId: number | null;
+}
 
 export const OWNER_TOKEN_ENV = 'TREEWARDEN_OWNER_TOKEN';
-
-export interface ProcessInfo {
-  pid: number;
-  ppid: number;
-  pgid: number;
-  /** user + system CPU ticks so far: a rising value means the process is working */
-  cpuTicks: number;
-  command: string;
-}
 
 function readStat(pid: number): Omit<ProcessInfo, 'command'> & { zombie: boolean } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -123,4 +123,54 @@ export function modifiedAt(file: string): Date | null {
   } catch {
     return null;
   }
+}
+
+export interface StopAttempt {
+  signal: 'SIGTERM' | 'SIGKILL';
+  verdict: 'terminal-clean' | 'stop-partial';
+  survivors: Pick<ProcessInfo, 'pid' | 'pgid' | 'command'>[];
+  writersAlive: number;
+}
+
+export interface StopResult {
+  verdict: 'terminal-clean' | 'stop-partial';
+  attempts: StopAttempt[];
+  verifiedAt: string;
+}
+
+/**
+ * A stop is clean only when the owner is gone, no descendant lives (in the group or, having left
+ * it by setsid or a double fork, by owner token) and no writer holds the lock. SIGTERM first and
+ * a grace period; survivors are reported as `stop-partial`, then SIGKILLed and verified again.
+ */
+export async function verifiedStop(
+  owner: ProcessOwner,
+  lockFile: string | null,
+  graceMs: number,
+  beat: () => void,
+): Promise<StopResult> {
+  const attempts: StopAttempt[] = [];
+  const survey = (signal: StopAttempt['signal']): StopAttempt => {
+    const survivors = ownedProcesses(owner).map(({ pid, pgid, command }) => ({ pid, pgid, command }));
+    const writers = writersAlive(lockFile).length;
+    const verdict = survivors.length === 0 && writers === 0 ? 'terminal-clean' : 'stop-partial';
+    return { signal, verdict, survivors, writersAlive: writers };
+  };
+  const waitUntilGone = async (ms: number) => {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline && (ownedProcesses(owner).length > 0 || writersAlive(lockFile).length > 0)) {
+      beat();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  signalAll(ownedProcesses(owner), [owner.processGroupId], 'SIGTERM');
+  await waitUntilGone(graceMs);
+  attempts.push(survey('SIGTERM'));
+  if (attempts[0].verdict === 'stop-partial') {
+    // a writer that is ours is among the owned processes; one that is not ours is reported, never signalled
+    signalAll(ownedProcesses(owner), [owner.processGroupId], 'SIGKILL');
+    await waitUntilGone(KILL_SETTLE_MS);
+    attempts.push(survey('SIGKILL'));
+  }
+  return { verdict: attempts[attempts.length - 1].verdict, attempts, verifiedAt: new Date().toISOString() };
 }

@@ -1,5 +1,6 @@
 /** At-most-once re-dispatch of work a pause interrupted (seed 002, "What Changed"). */
 import { Prisma } from '../db/prisma';
+import { emptyReport, type ResumeReport } from '../domain/hold-contract';
 import { decideResume, type ResumeDecision } from '../domain/resume';
 import { isInvokable, isTerminalRunStatus, type AgentStatus, type RunStatus } from '../domain/statuses';
 import { logActivity } from './activity-log';
@@ -7,14 +8,6 @@ import { FAN_OUT_CONCURRENCY, forEachConcurrently } from './concurrency';
 import type { Deps } from './deps';
 import { treeWalk } from './tree-walk';
 import { claimWakeForRun, createWake, startClaimedRun, WakeDispatchError, type RunClaim } from './wakes';
-
-export interface ResumeReport {
-  resumed: { issueId: string; runId: string }[];
-  skipped: { issueId: string; reason: string }[];
-  wakeFailures: { issueId: string; message: string }[];
-}
-
-export const emptyReport = (): ResumeReport => ({ resumed: [], skipped: [], wakeFailures: [] });
 
 class AlreadyClaimed extends Error {}
 

@@ -1,9 +1,14 @@
 /** Orchestrator on a real Temporal client: readable ids, search attributes, memo, summaries. */
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
 import type { Config } from '../domain/config';
 import { workflowId } from '../domain/ids';
 import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-attributes';
-import type { HoldReleaseOutcome } from '../activities';
+import { holdNotActive, isHoldNotActive } from '../domain/hold-contract';
 import type { hostProbeWorkflow, taskWatchdogWorkflow, treeHoldWorkflow, webhookDeliveryWorkflow } from '../workflows';
 import { awaitPauseAppliedUpdate, releaseHoldUpdate, subtreeChangedSignal, watchdogRecoverySignal, watchdogRemovedSignal, type SubtreeChange } from '../workflows/definitions';
 import { coalescePerKey } from './coalesce';
@@ -136,7 +141,13 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
         .start<typeof treeHoldWorkflow>('treeHoldWorkflow', {
           workflowId: workflowId.treeHold(hold.holdId),
           taskQueue,
-          args: [{ holdId: hold.holdId, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
+          args: [
+            {
+              holdId: hold.holdId,
+              heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS,
+              maximumResumeRetries: config.TREEWARDEN_HOLD_RESUME_RETRIES,
+            },
+          ],
           typedSearchAttributes: attributes('tree_hold', hold.companyId, hold.rootIssueId, 'applying'),
           memo: { issueTitle: hold.title },
           staticSummary: `Tree hold on "${hold.title}"`,
@@ -147,8 +158,16 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
         });
       return handle.executeUpdate(awaitPauseAppliedUpdate);
     },
-    async releaseHold({ holdId, releaseId, wakeAgents, actor }): Promise<HoldReleaseOutcome> {
-      return client.workflow.getHandle(workflowId.treeHold(holdId)).executeUpdate(releaseHoldUpdate, { args: [{ releaseId, wakeAgents, actor }], updateId: releaseId });
+    async releaseHold({ holdId, ...release }) {
+      try {
+        const handle = client.workflow.getHandle(workflowId.treeHold(holdId));
+        return await handle.executeUpdate(releaseHoldUpdate, { args: [release], updateId: release.releaseId });
+      } catch (error) {
+        // the validator's refusal, or a workflow that completed after its release
+        if (error instanceof WorkflowUpdateFailedError && isHoldNotActive(error.cause)) throw error.cause;
+        if (error instanceof WorkflowNotFoundError) throw holdNotActive(holdId);
+        throw error;
+      }
     },
   };
 }

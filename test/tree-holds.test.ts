@@ -4,7 +4,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { WorkflowFailedError } from '@temporalio/client';
 import { workflowId } from '../domain/ids';
+import { StateKey } from '../domain/search-attributes';
 import { createWake, dispatchWake } from '../services/wakes';
 import { holdStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
@@ -12,7 +14,8 @@ import { eventually, seedCompany, startHarness, type Harness } from '../testing/
 let h: Harness;
 beforeAll(async () => {
   // a long grace, so a stop that traps SIGTERM stays unwinding long enough to release during it
-  h = await startHarness({ TREEWARDEN_STOP_GRACE_MS: '20000' });
+  // two retries of failed resume wakes (1 s, then 2 s later) before a hold gives up on them
+  h = await startHarness({ TREEWARDEN_STOP_GRACE_MS: '20000', TREEWARDEN_HOLD_RESUME_RETRIES: '2' });
 });
 afterAll(async () => {
   await h?.close();
@@ -59,6 +62,29 @@ const settled = (runId: string) =>
     return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
   });
 
+/** A child whose run the pause interrupted and that has settled: its resume is owed on release. */
+async function interruptedChild() {
+  const { c, parent, child } = await family(slowFirstPrepare());
+  const runId = await wakeRunning(c.token, child.id);
+  const hold = await pause(c.token, parent.id);
+  await settled(runId);
+  return { c, parent, child, runId, hold };
+}
+
+/** Fault injection: Temporal refuses to start any run's workflow while `body` runs. */
+async function whileRunStartsFail(body: () => Promise<void>) {
+  const orchestrator = h.services.orchestrator;
+  const startRun = orchestrator.startRun;
+  orchestrator.startRun = async () => {
+    throw new Error('temporal frontend unavailable');
+  };
+  try {
+    await body();
+  } finally {
+    orchestrator.startRun = startRun;
+  }
+}
+
 test('a run paused in preparation resumes exactly once; a second release is 409', async () => {
   const { c, parent, child } = await family(slowFirstPrepare());
   const runId = await wakeRunning(c.token, child.id);
@@ -78,7 +104,18 @@ test('a run paused in preparation resumes exactly once; a second release is 409'
   expect(resumed).toMatchObject({ status: 'succeeded', wakeReason: 'issue_tree_resumed', context: { holdId: hold.id, interruptedRunId: runId } });
   const second = await release(c.token, parent.id, hold.id);
   expect(second.status).toBe(409);
+  expect(second.body).toEqual({ error: { code: 'conflict', message: `tree hold ${hold.id} is not active` } });
   expect(await resumedRuns(child.id)).toHaveLength(1);
+});
+
+test('a release refused by the database (released outside the workflow) is the same 409', async () => {
+  const { c, parent, child, hold } = await interruptedChild();
+  const releasedElsewhere = { status: 'released' as const, releaseResult: { releaseId: randomUUID() } };
+  await h.services.db.treeHold.update({ where: { id: hold.id }, data: releasedElsewhere });
+  const r = await release(c.token, parent.id, hold.id);
+  expect(r.status).toBe(409);
+  expect(r.body).toEqual({ error: { code: 'conflict', message: `tree hold ${hold.id} is not active` } });
+  expect(await resumedRuns(child.id)).toHaveLength(0);
 });
 
 test('a release before the stop finished unwinding resumes once, after the run settles', async () => {
@@ -175,25 +212,14 @@ test('twenty concurrent releases give one 200 and one resumed run per interrupte
 });
 
 test('a failed wake returns the claim; the hold retries and the task resumes once', async () => {
-  const { c, parent, child } = await family(slowFirstPrepare());
-  const runId = await wakeRunning(c.token, child.id);
-  const hold = await pause(c.token, parent.id);
-  await settled(runId);
-  // fault injection: Temporal refuses to start the resumed run's workflow
-  const orchestrator = h.services.orchestrator;
-  const startRun = orchestrator.startRun;
-  orchestrator.startRun = async () => {
-    throw new Error('temporal frontend unavailable');
-  };
-  try {
+  const { c, parent, child, runId, hold } = await interruptedChild();
+  await whileRunStartsFail(async () => {
     const r = await release(c.token, parent.id, hold.id);
     expect(r.status).toBe(200);
     expect(r.body.resumed).toEqual([]);
     expect(r.body.wakeFailures).toEqual([{ issueId: child.id, message: expect.stringContaining('temporal frontend unavailable') }]);
     expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(0);
-  } finally {
-    orchestrator.startRun = startRun;
-  }
+  });
   const [resumed] = await eventually('the retried resume', async () => {
     const runs = await resumedRuns(child.id);
     return runs.length ? runs : null;
@@ -203,6 +229,30 @@ test('a failed wake returns the claim; the hold retries and the task resumes onc
   expect(state.resumeRetries).toBeGreaterThanOrEqual(1);
   expect(await resumedRuns(child.id)).toHaveLength(1);
   expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(1);
+});
+
+test('resume wakes that keep failing are retried a bounded number of times, then the hold workflow fails', async () => {
+  const { c, parent, child, runId, hold } = await interruptedChild();
+  const handle = h.services.client.workflow.getHandle(workflowId.treeHold(hold.id));
+  await whileRunStartsFail(async () => {
+    const r = await release(c.token, parent.id, hold.id);
+    expect(r.status).toBe(200);
+    expect(r.body.wakeFailures).toHaveLength(1);
+    const failure = await handle.result().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const exhausted = { type: 'ResumeRetriesExhausted', message: '1 resume wakes still failing after 2 retries' };
+    expect((failure as WorkflowFailedError).cause).toMatchObject(exhausted);
+  });
+  const description = await handle.describe();
+  expect(description.status.name).toBe('FAILED');
+  expect(description.typedSearchAttributes.get(StateKey)).toBe('resume_retries_exhausted');
+  expect(await handle.query(holdStateQuery)).toMatchObject({ resumeRetries: 2, pendingWakeFailures: 1 });
+  // the obligation stays owed (no claim): a later release or a resolved blocker can still dispatch it
+  expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(0);
+  expect(await resumedRuns(child.id)).toHaveLength(0);
 });
 
 test('a hold of 1,000 members releases with every owed resume exactly once', async () => {

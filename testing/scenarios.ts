@@ -46,11 +46,19 @@ export async function watchdogWakes(h: Harness, c: Company, { remove }: { remove
   return { issueId: root.id, watchdogWorkflowId: watchdog.workflowId, reviewRunWorkflowId: workflowId.agentRun(reviewRun.id) };
 }
 
+interface HoldScenarioOptions {
+  release: boolean;
+  failFirstResumeWake?: boolean;
+}
+
 /**
  * A tree hold over a running agent: the pause stops the run (verified: its process group exits), and
- * with `release` the release re-dispatches it once and the resumed run succeeds.
+ * with `release` the release re-dispatches it once and the resumed run succeeds. With
+ * `failFirstResumeWake`, Temporal refuses the resumed run's start during the release, so the hold's
+ * workflow retries the resume.
  */
-export async function holdInterruptsRun(h: Harness, c: Company, { release }: { release: boolean }) {
+export async function holdInterruptsRun(h: Harness, c: Company, options: HoldScenarioOptions) {
+  const { release, failFirstResumeWake = false } = options;
   // the prepare step blocks only on the first run, so the resumed run passes straight through
   const marker = `/tmp/tw-prep-${randomBytes(6).toString('hex')}`;
   const agent = await c.agent({ type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] } });
@@ -64,9 +72,24 @@ export async function holdInterruptsRun(h: Harness, c: Company, { release }: { r
   await settledRun(h, stoppedRunId);
   let resumedRunId: string | null = null;
   if (release) {
+    const { orchestrator } = h.services;
+    const startRun = orchestrator.startRun;
+    if (failFirstResumeWake) {
+      orchestrator.startRun = async () => {
+        throw new Error('temporal frontend unavailable');
+      };
+    }
     const released = await h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {});
-    if (released.status !== 200 || released.body.resumed.length !== 1) throw new Error(`release: ${JSON.stringify(released.body)}`);
-    resumedRunId = released.body.resumed[0].runId as string;
+    orchestrator.startRun = startRun;
+    const resumedNow = failFirstResumeWake ? 0 : 1;
+    if (released.status !== 200 || released.body.resumed.length !== resumedNow) {
+      throw new Error(`release: ${JSON.stringify(released.body)}`);
+    }
+    const resumedRun = () =>
+      h.services.db.run.findFirst({ where: { issueId: child.id, wakeReason: 'issue_tree_resumed' } });
+    resumedRunId = failFirstResumeWake
+      ? (await eventually('the retried resume', resumedRun)).id
+      : (released.body.resumed[0].runId as string);
     await settledRun(h, resumedRunId);
     await h.services.client.workflow.getHandle(workflowId.treeHold(holdId)).result();
   }

@@ -7,6 +7,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
+import type { RunStatus } from '../domain/statuses';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, failureMessage, type RunWorkflowInput } from './definitions';
 import { bookkeeping, settle, stopAndSettle } from './stop-and-settle';
 
@@ -19,8 +20,11 @@ const adapterActivities = (heartbeatTimeoutMs: number) =>
     retry: { maximumAttempts: 1 },
   });
 
+/** How an agent run's workflow ended: the run's settled status, or `not_started` when it was no longer queued. */
+export type AgentRunResult = RunStatus | 'not_started';
+
 /** One agent run, `agent-run:<runId>`: begin, execute through the adapter, settle exactly once. */
-export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflowInput): Promise<string> {
+export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflowInput): Promise<AgentRunResult> {
   const heartbeatMs = heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
   const adapter = adapterActivities(heartbeatMs);
   // a host's worker that is restarting gets two heartbeat timeouts to come back before the stop is pending

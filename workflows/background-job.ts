@@ -11,11 +11,15 @@ export interface BackgroundJobInput {
   hostId?: string | null;
 }
 
+/** A job's workflow ends with the job's settled status. */
+export type BackgroundJobResult = Awaited<ReturnType<Activities['finishJob']>>['status'];
+
 /**
  * `background-job:<jobId>`: a shell job or monitor a run started. It lives until its command
  * exits or it is stopped (by an operator, or because its owner run ended); a stop is verified.
  */
-export async function backgroundJobWorkflow({ jobId, heartbeatTimeoutMs, hostId }: BackgroundJobInput): Promise<string> {
+export async function backgroundJobWorkflow(input: BackgroundJobInput): Promise<BackgroundJobResult> {
+  const { jobId, heartbeatTimeoutMs, hostId } = input;
   const heartbeatMs = heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
   const waitForHostMs = 2 * heartbeatMs;
   // never retried: a monitor's command is not idempotent; a dead worker is noticed by heartbeat.

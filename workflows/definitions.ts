@@ -1,7 +1,7 @@
 /** Signal, query and update names shared by the workflows and every caller. */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { EvaluationSummary } from '../domain/watchdog';
-import type { HoldReleaseOutcome, PauseApplied } from '../activities';
+import type { PauseApplied, ReleaseArgs, ResumeReport } from '../domain/hold-contract';
 
 export interface SubtreeChange {
   watchdogId: string;
@@ -32,23 +32,21 @@ export const watchdogRemovedSignal = defineSignal<[{ watchdogId: string }]>('wat
 export const watchdogRecoverySignal = defineSignal<[SubtreeChange]>('watchdogRecovery');
 export const watchdogStateQuery = defineQuery<WatchdogWorkflowState>('state');
 
-export interface ReleaseArgs {
-  releaseId: string;
-  wakeAgents: boolean;
-  actor: string;
-}
-
 export interface HoldWorkflowState {
   holdId: string;
   applied: PauseApplied | null;
   releasing: boolean;
-  released: HoldReleaseOutcome | null;
+  /** the release that won: a retry of it after a continue-as-new carries on, any other is refused */
+  releaseId?: string;
+  released: ResumeReport | null;
   /** retries of resumes whose wakes failed at release */
   resumeRetries: number;
+  /** wake failures the last attempt left; 0 once every owed resume is dispatched */
+  pendingWakeFailures?: number;
 }
 
 export const awaitPauseAppliedUpdate = defineUpdate<PauseApplied>('awaitPauseApplied');
-export const releaseHoldUpdate = defineUpdate<HoldReleaseOutcome, [ReleaseArgs]>('release');
+export const releaseHoldUpdate = defineUpdate<ResumeReport, [ReleaseArgs]>('release');
 export const holdStateQuery = defineQuery<HoldWorkflowState>('state');
 
 export interface RunWorkflowInput {

@@ -1,5 +1,5 @@
 import { setCurrentDetails } from '@temporalio/workflow';
-import type { HostProbeAnswer, HostProbeRequest } from '../activities/host-probe';
+import type { HostProbeAnswer, HostProbeRequest } from '../domain/host-probe';
 import { onHost } from './host-affine';
 
 export interface HostProbeInput extends HostProbeRequest {

@@ -27,9 +27,13 @@ type Target = 'run' | 'job';
 export type Settlement =
   | { target: 'run'; id: string; outcome: Parameters<Activities['finishRun']>[1] }
   | { target: 'job'; id: string; outcome: Parameters<Activities['finishJob']>[1] };
+/** The status a settled row ends in: a run's or a job's. */
+export type SettledStatus<S extends Settlement> = S['target'] extends 'run'
+  ? Awaited<ReturnType<Activities['finishRun']>>
+  : Awaited<ReturnType<Activities['finishJob']>>['status'];
 
 /** Records the outcome (a CAS: the first settlement wins) and returns the status the row ends in. */
-export async function settle(settlement: Settlement): Promise<string> {
+export async function settle<S extends Settlement>(settlement: S): Promise<SettledStatus<S>> {
   const summary = { summary: `Settle the ${settlement.target} (${settlement.outcome.kind})` };
   const status =
     settlement.target === 'run'
@@ -37,7 +41,7 @@ export async function settle(settlement: Settlement): Promise<string> {
       : (await bookkeeping.finishJob.executeWithOptions(summary, [settlement.id, settlement.outcome])).status;
   upsertSearchAttributes([{ key: StateKey, value: status }]);
   setCurrentDetails(`settled: ${status}`);
-  return status;
+  return status as SettledStatus<S>;
 }
 
 /**
@@ -45,7 +49,7 @@ export async function settle(settlement: Settlement): Promise<string> {
  * request itself) the clean-up would be cancelled before it was scheduled, leaving the row
  * unsettled and its processes alive.
  */
-export function stopAndSettle(settlement: Settlement, details: string, waitForHostMs: number): Promise<string> {
+export function stopAndSettle<S extends Settlement>(settlement: S, details: string, waitForHostMs: number): Promise<SettledStatus<S>> {
   return CancellationScope.nonCancellable(async () => {
     setCurrentDetails(details);
     await stopOnOwningHost(settlement.target, settlement.id, waitForHostMs);
