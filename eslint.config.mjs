@@ -34,7 +34,12 @@ export default tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'workflow code must be deterministic: no Node builtins' })),
           patterns: [
             { group: ['@prisma/*', 'pg', 'pino', 'fastify', '**/generated/**', '**/db/**'], message: 'workflow code must not do I/O' },
-            { group: ['**/services/**', '**/activities', '**/activities/**', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'], allowTypeImports: true, message: 'workflows may import activity and service types only' },
+            {
+              // values come only from workflows/ and domain/; anything else (activities, services) as types only
+              group: ['../*', '!../domain', '!../domain/**', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'],
+              allowTypeImports: true,
+              message: 'workflows may import values only from workflows/ and domain/; other code as types only',
+            },
           ],
         },
       ],

@@ -3,10 +3,10 @@
  * lock's holder, the files in its workspace) and of its jobs. Runs on the host queue; read-only.
  */
 import type { HostProbe, HostProbeRequest } from '../domain/host-probe';
-import type { Deps } from '../services/deps';
-import { assertOwningHost } from '../services/host-stops';
-import { modifiedAt, ownedProcesses, writersAlive } from '../services/process-table';
-import { runFiles } from '../services/run-files';
+import type { Deps } from '../runtime/deps';
+import { assertOwningHost } from '../runs/host-stops';
+import { modifiedAt, ownedProcesses, writersAlive } from '../runs/process-table';
+import { runFiles } from '../runs/run-files';
 import { readFileSync } from 'node:fs';
 
 function tombstoneNames(file: string, id: string): boolean {

@@ -1,12 +1,12 @@
 /** Every side effect the workflows perform, built from injected dependencies. */
 import type { PauseApplied, ReleaseArgs } from '../domain/hold-contract';
-import type { Deps } from '../services/deps';
-import { applyPause, releaseHold, retryOwedResumes } from '../services/holds';
-import { beginRun, finishRun, type RunOutcome } from '../services/runs';
-import { evaluateWatchdog } from '../services/watchdogs';
-import { finishJob } from '../services/jobs';
-import { resumeAfterResolution } from '../services/execution-blockers';
-import { hostOf, recordNothingStarted, recordStopPending, type StopTarget } from '../services/host-stops';
+import type { Deps } from '../runtime/deps';
+import { applyPause, releaseHold, retryOwedResumes } from '../holds/holds';
+import { beginRun, finishRun, type RunOutcome } from '../runs/runs';
+import { evaluateWatchdog } from '../watchdogs/watchdogs';
+import { finishJob } from '../runs/jobs';
+import { resumeAfterResolution } from '../runs/execution-blockers';
+import { hostOf, recordNothingStarted, recordStopPending, type StopTarget } from '../runs/host-stops';
 import { withHeartbeat } from './heartbeat';
 import type { HostProbeRequest } from '../domain/host-probe';
 import { probeHost } from './host-probe';

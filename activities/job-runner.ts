@@ -4,10 +4,10 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
 import { runEnvironment } from '../domain/run-env';
-import type { Deps } from '../services/deps';
-import { assertOwningHost } from '../services/host-stops';
-import { runFiles } from '../services/run-files';
-import { verifiedStop, type StopResult } from '../services/process-table';
+import type { Deps } from '../runtime/deps';
+import { assertOwningHost } from '../runs/host-stops';
+import { runFiles } from '../runs/run-files';
+import { verifiedStop, type StopResult } from '../runs/process-table';
 import { runSupervised } from './supervised-process';
 
 export async function executeJob(deps: Deps, jobId: string): Promise<number> {

@@ -12,13 +12,13 @@ import { runEnvironment } from '../domain/run-env';
 import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } from '../domain/checkpoint';
 import { parseEndReason } from '../domain/postmortem';
 import { hashToken, newTokenSecret } from '../domain/tokens';
-import type { Deps } from '../services/deps';
-import { capsuleFor } from '../services/capsule';
-import { assertOwningHost } from '../services/host-stops';
-import { runFiles, type RunFiles } from '../services/run-files';
-import { enterAdapter, type RunOutcome } from '../services/runs';
-import { recordStopResult, superviseTick, type CpuSample } from '../services/supervision';
-import { verifiedStop, type StopResult } from '../services/process-table';
+import type { Deps } from '../runtime/deps';
+import { capsuleFor } from '../runs/capsule';
+import { assertOwningHost } from '../runs/host-stops';
+import { runFiles, type RunFiles } from '../runs/run-files';
+import { enterAdapter, type RunOutcome } from '../runs/runs';
+import { recordStopResult, superviseTick, type CpuSample } from '../runs/supervision';
+import { verifiedStop, type StopResult } from '../runs/process-table';
 import { outputTail, runSupervised } from './supervised-process';
 
 export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome> {

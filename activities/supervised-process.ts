@@ -5,7 +5,7 @@
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { OWNER_TOKEN_ENV, ownedProcesses, signalAll } from '../services/process-table';
+import { OWNER_TOKEN_ENV, ownedProcesses, signalAll } from '../runs/process-table';
 
 const HEARTBEAT_EVERY_MS = 1_000;
 export interface SupervisedCommand {

@@ -7,8 +7,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { signWebhook, WEBHOOK_HEADERS } from '../domain/notifications';
-import type { Deps } from '../services/deps';
-import { checkedWebhookAddress, WebhookAddressRefusedError } from '../services/webhook-address';
+import type { Deps } from '../runtime/deps';
+import { checkedWebhookAddress, WebhookAddressRefusedError } from '../notifications/webhook-address';
 
 /** A failed attempt; retried by the workflow until the delivery is given up. */
 export class WebhookAttemptError extends Error {

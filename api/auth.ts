@@ -3,8 +3,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
-import { actorOfToken } from '../services/api-tokens';
-import type { Deps } from '../services/deps';
+import { actorOfToken } from '../access/api-tokens';
+import type { Deps } from '../runtime/deps';
 
 const sameSecret = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 

@@ -1,8 +1,8 @@
-/** The `Idempotency-Key` header of the routes that create things (see services/idempotency.ts). */
+/** The `Idempotency-Key` header of the routes that create things (see db/idempotency.ts). */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors';
-import type { Deps } from '../services/deps';
-import { oncePerIdempotencyKey, requestHashOf, type IdempotencyClaim, type RememberReply, type StoredReply } from '../services/idempotency';
+import type { Deps } from '../runtime/deps';
+import { oncePerIdempotencyKey, requestHashOf, type IdempotencyClaim, type RememberReply, type StoredReply } from '../db/idempotency';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,200}$/;
 

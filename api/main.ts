@@ -1,6 +1,6 @@
 /** API process: serves the HTTP surface until SIGTERM/SIGINT. */
 import { parseConfig } from '../domain/config';
-import { connectServices, createLogger, exitAfterGraceOnSignal } from '../workers/runtime';
+import { connectServices, createLogger, exitAfterGraceOnSignal } from '../runtime/services';
 import { buildApi } from './server';
 
 async function main() {

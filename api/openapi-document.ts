@@ -1,6 +1,6 @@
 /** The OpenAPI document without a running service: routes declare their schemas when registered, not when called. */
 import pino from 'pino';
-import type { Deps } from '../services/deps';
+import type { Deps } from '../runtime/deps';
 import { buildApi } from './server';
 
 export async function documentOf(): Promise<unknown> {

@@ -5,7 +5,7 @@ import { AppError } from '../domain/errors';
 import { uuidSchema } from '../domain/ids';
 import { safeString } from '../domain/safe-input';
 import { ISSUE_STATUSES } from '../domain/statuses';
-import type { ScopedActor } from '../services/issues';
+import type { ScopedActor } from '../domain/actor';
 
 /** Path parameters, each a UUID: as a route's `params` schema, a malformed id is a 400 naming it. */
 export function idParams<K extends string>(...names: K[]) {

@@ -16,7 +16,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type pg from 'pg';
 import { classifySubtree } from '../domain/watchdog';
 import { PrismaClient } from '../generated/prisma/client';
-import { loadEvaluationInput } from '../services/subtree-snapshot';
+import { loadEvaluationInput } from '../watchdogs/subtree-snapshot';
 import type { Harness } from '../testing/harness';
 import { PRODUCTION_TICK_MS } from './idle-cost';
 import { databaseUrlOf, ms, quiescence, row, statementCount, taggedPool, type ResultRow } from './support';

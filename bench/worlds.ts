@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { stopFingerprint } from '../domain/watchdog';
-import { notifySubtreeChanged } from '../services/notify';
+import { notifySubtreeChanged } from '../watchdogs/notify';
 import type { Harness } from '../testing/harness';
 import { inParallel } from './support';
 

@@ -6,6 +6,9 @@ export type Db = PrismaClient;
 export type Tx = Prisma.TransactionClient;
 export { Prisma };
 
+/** Called inside the creating transaction (an Idempotency-Key's reply is stored there). */
+export type OnCreated<T> = (tx: Tx, created: T) => Promise<void>;
+
 export interface DbTimeouts {
   /** connecting, or waiting for a free pooled connection */
   connectTimeoutMs: number;

@@ -12,6 +12,9 @@ export type Actor =
   | { kind: 'run'; companyId: string; agentId: string; runId: string; issueId: string; watchdog: WatchdogScope | null }
   | { kind: 'system'; companyId: string };
 
+/** An actor inside one company: everyone but the admin. */
+export type ScopedActor = Exclude<Actor, { kind: 'admin' }>;
+
 export function actorId(actor: Actor): string | null {
   switch (actor.kind) {
     case 'admin':

@@ -1,7 +1,7 @@
 /**
  * Who may do what: one rule per action, shared by every route and service that performs it.
  * Pure: the caller supplies the facts (the target's company and, for a run token, where the target
- * sits relative to the run's own work); services/authority.ts reads them from the database.
+ * sits relative to the run's own work); access/authority.ts reads them from the database.
  *
  * - admin: creates companies and declares fleet hosts lost, nothing else.
  * - board: everything in its own company.

@@ -1,7 +1,7 @@
 /**
  * Recovery capsules (seed 003 P1): a run that continues or replaces earlier work gets a compact
  * account of that work instead of its transcript. Pure and deterministic: the same facts give the
- * same capsule, byte for byte; services/capsule.ts gathers the facts.
+ * same capsule, byte for byte; runs/capsule.ts gathers the facts.
  *
  * Bounded: at most CAPSULE_MAX_BYTES serialized. When the facts are larger, the oldest entries go
  * first (journal lines, jobs, evidence, leaves) and long texts keep their end, so the newest

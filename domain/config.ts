@@ -26,7 +26,7 @@ const schema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TREEWARDEN_TASK_QUEUE: z.string().min(1).default('treewarden'),
-  /** whose /proc this worker sees; default: kernel boot id + PID namespace (services/host-identity.ts) */
+  /** whose /proc this worker sees; default: kernel boot id + PID namespace (runs/host-identity.ts) */
   TREEWARDEN_HOST_ID: hostIdSchema.optional(),
   TREEWARDEN_API_PORT: port.default(8787),
   TREEWARDEN_API_HOST: z.string().default('127.0.0.1'),

@@ -1,6 +1,6 @@
 /**
  * Quiet notifications (seed 003 P1): which recorded facts notify, under which dedupe key, and how a
- * delivery is signed. Pure: services/notifications.ts reads and writes, this decides.
+ * delivery is signed. Pure: notifications/notifications.ts reads and writes, this decides.
  *
  * Only three event families notify; every other write (comments, renames, findings, wakes,
  * bookkeeping) is silent by construction, because the mapping below knows nothing else.
@@ -32,7 +32,7 @@ export interface NotificationFact {
   data: Record<string, unknown>;
 }
 
-/** An audit record as services/activity-log.ts writes it: the one place every fact passes through. */
+/** An audit record as db/activity-log.ts writes it: the one place every fact passes through. */
 export interface RecordedWrite {
   action: string;
   entityType: string;

@@ -1,7 +1,7 @@
 /**
  * Postmortem metrics (seed 003 P1): how much time went to work and how much to recovery, computed
  * from recorded facts (runs, stops, findings, jobs, watchdog verdicts), never from sampling. Pure:
- * services/postmortem.ts reads the facts of an issue tree (or of the fleet) and this counts them.
+ * postmortem/postmortem.ts reads the facts of an issue tree (or of the fleet) and this counts them.
  */
 
 /** Why a run ended, as its agent reported it (TREEWARDEN_OUTCOME_FILE). */

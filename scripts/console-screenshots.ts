@@ -17,7 +17,7 @@ import { parseConfig } from '../domain/config';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { createWorker } from '../workers/create-worker';
 import { eventually } from '../testing/harness';
-import { connectServices } from '../workers/runtime';
+import { connectServices } from '../runtime/services';
 import { CHROMIUM_ARGS, ensureChromium } from './provision/chromium';
 import { startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';

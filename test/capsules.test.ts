@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { CAPSULE_MAX_BYTES } from '../domain/capsule';
-import { runFiles } from '../services/run-files';
+import { runFiles } from '../runs/run-files';
 import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;

@@ -71,7 +71,7 @@ test("tree refuses another company's issue (exit 3) and a malformed id (exit 2)"
 });
 
 test('service logs are readable lines on a terminal and NDJSON otherwise', async () => {
-  const script = "require('./workers/runtime').createLogger({ LOG_LEVEL: 'info' }, 'treewarden-api').info({ port: 8787 }, 'listening')";
+  const script = "require('./runtime/services').createLogger({ LOG_LEVEL: 'info' }, 'treewarden-api').info({ port: 8787 }, 'listening')";
   const piped = await run(process.execPath, ['--import', 'tsx', '-e', script]);
   expect(JSON.parse(piped.stdout)).toMatchObject({ name: 'treewarden-api', msg: 'listening', port: 8787 });
   // `script` gives the process a pseudo-terminal, as `npm start` in a shell does

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { hashToken } from '../domain/tokens';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/provision/chromium';
-import { runFiles } from '../services/run-files';
+import { runFiles } from '../runs/run-files';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { workflowId } from '../domain/ids';
-import { runFiles } from '../services/run-files';
+import { runFiles } from '../runs/run-files';
 import { watchdogStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 

@@ -14,7 +14,7 @@ import { buildApi } from '../api/server';
 import { createTreewardenClient } from '../client';
 import { parseConfig } from '../domain/config';
 import { workflowId } from '../domain/ids';
-import { connectServices } from '../workers/runtime';
+import { connectServices } from '../runtime/services';
 import { watchdogStateQuery } from '../workflows/definitions';
 import type { TaskWatchdogInput } from '../workflows/task-watchdog';
 import { REPO_ROOT } from '../testing/stack';

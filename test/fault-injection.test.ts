@@ -11,7 +11,7 @@ import { Client as PgClient } from 'pg';
 import { workflowId } from '../domain/ids';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { startDevServer, type DevServer } from '../scripts/provision/temporal-dev-server';
-import { ownedProcesses } from '../services/process-table';
+import { ownedProcesses } from '../runs/process-table';
 import { subtreeChangedSignal, watchdogStateQuery } from '../workflows/definitions';
 import { TMP_DIR } from '../testing/stack';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hostQueue } from '../domain/host';
 import { workflowId } from '../domain/ids';
-import { reapOrphans } from '../services/orphans';
+import { reapOrphans } from '../runs/orphans';
 import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
 import { workerRunning } from '../testing/worker-fleet';

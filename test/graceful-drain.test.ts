@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { workflowId } from '../domain/ids';
-import { isAlive, ownedProcesses } from '../services/process-table';
+import { isAlive, ownedProcesses } from '../runs/process-table';
 import { eventually, runRow, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { workerFleet, workerRunning, type WorkerFleet, type WorkerProcess } from '../testing/worker-fleet';
 

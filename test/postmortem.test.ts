@@ -8,8 +8,8 @@ import { existsSync } from 'node:fs';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { createTreewardenClient } from '../client';
-import { runFiles } from '../services/run-files';
-import { registerPostmortemMetrics } from '../services/postmortem-metrics';
+import { runFiles } from '../runs/run-files';
+import { registerPostmortemMetrics } from '../postmortem/postmortem-metrics';
 import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ownedProcesses } from '../services/process-table';
+import { ownedProcesses } from '../runs/process-table';
 import { REPO_ROOT } from '../testing/stack';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 

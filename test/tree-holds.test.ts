@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { WorkflowFailedError } from '@temporalio/client';
 import { workflowId } from '../domain/ids';
 import { StateKey } from '../domain/search-attributes';
-import { createWake, dispatchWake } from '../services/wakes';
+import { createWake, dispatchWake } from '../runs/wakes';
 import { holdStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { createTreewardenClient } from '../client';
-import { runFiles } from '../services/run-files';
+import { runFiles } from '../runs/run-files';
 import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver';
 

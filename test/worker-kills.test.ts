@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { workflowId } from '../domain/ids';
-import { ownedProcesses } from '../services/process-table';
-import { runFiles } from '../services/run-files';
+import { ownedProcesses } from '../runs/process-table';
+import { runFiles } from '../runs/run-files';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';

@@ -4,7 +4,7 @@
  * and the workflow cache, after real watchdog, hold and run work.
  */
 import { NativeConnection } from '@temporalio/worker';
-import { createMetrics } from '../services/metrics';
+import { createMetrics } from '../workers/metrics';
 import { createWorker, type TreewardenWorker } from '../workers/create-worker';
 import { startMetricsServer, type MetricsServer } from '../workers/metrics-server';
 import { seedCompany, startHarness, workflowBundle, type Harness } from '../testing/harness';

@@ -10,7 +10,7 @@ import { buildApi } from '../api/server';
 import { parseConfig } from '../domain/config';
 import { isTerminalRunStatus } from '../domain/statuses';
 import { createWorker, type TreewardenWorker } from '../workers/create-worker';
-import { connectServices, type Services } from '../workers/runtime';
+import { connectServices, type Services } from '../runtime/services';
 import { freshDatabase, testStack } from './stack';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
-import { runFiles } from '../services/run-files';
+import { runFiles } from '../runs/run-files';
 import { eventually, seedCompany, type Harness } from './harness';
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;

@@ -6,11 +6,11 @@
 import { NativeConnection, Worker, type State, type WorkflowBundle } from '@temporalio/worker';
 import { hostQueue } from '../domain/host';
 import { createActivities } from '../activities';
-import type { Deps } from '../services/deps';
-import type { Metrics } from '../services/metrics';
-import { forEachConcurrently } from '../services/concurrency';
-import { activeWatchdogs } from '../services/watchdogs';
-import { startDeliveryDispatcher } from '../services/notifications';
+import type { Deps } from '../runtime/deps';
+import type { Metrics } from './metrics';
+import { forEachConcurrently } from '../domain/concurrency';
+import { activeWatchdogs } from '../watchdogs/watchdogs';
+import { startDeliveryDispatcher } from '../notifications/notifications';
 import { metricsInterceptor } from './metrics-interceptor';
 
 export interface WorkerOptions {

@@ -7,14 +7,14 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig } from '../domain/config';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
-import { createMetrics } from '../services/metrics';
+import { createMetrics } from './metrics';
 import { registerSearchAttributes } from '../temporal/search-attributes';
 import { createWorker, recoverWorkflows } from './create-worker';
 import { startMetricsServer } from './metrics-server';
-import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } from './runtime';
+import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } from '../runtime/services';
 import { hostQueue } from '../domain/host';
-import { reapOrphans } from '../services/orphans';
-import { registerPostmortemMetrics } from '../services/postmortem-metrics';
+import { reapOrphans } from '../runs/orphans';
+import { registerPostmortemMetrics } from '../postmortem/postmortem-metrics';
 
 async function main() {
   const config = parseConfig(process.env);

@@ -4,7 +4,7 @@
  */
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { Activities } from '../activities';
-import type { Metrics } from '../services/metrics';
+import type { Metrics } from './metrics';
 
 type Result<K extends keyof Activities> = Awaited<ReturnType<Activities[K]>>;
 

@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Worker } from '@temporalio/worker';
-import type { Metrics } from '../services/metrics';
+import type { Metrics } from './metrics';
 
 export interface MetricsServer {
   url: string;

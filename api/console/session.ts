@@ -12,8 +12,8 @@ import {
   endConsoleSession,
   SESSION_TTL_MS,
   startConsoleSession,
-} from '../../services/console-sessions';
-import type { Deps } from '../../services/deps';
+} from '../../access/console-sessions';
+import type { Deps } from '../../runtime/deps';
 
 export const SESSION_COOKIE = 'tw_session';
 export const CSRF_HEADER = 'x-csrf-token';

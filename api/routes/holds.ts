@@ -2,16 +2,16 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { safeString } from '../../domain/safe-input';
-import { permit } from '../../services/authority';
-import type { Deps } from '../../services/deps';
+import { permit } from '../../access/authority';
+import type { Deps } from '../../runtime/deps';
 import {
   holdsRootedAt,
   holdWithMembersInCompany,
   pauseTree,
   releaseHoldsInside,
   releaseOneHold,
-} from '../../services/holds';
-import { issueInCompany } from '../../services/issues';
+} from '../../holds/holds';
+import { issueInCompany } from '../../issues/issues';
 import type { ZodTypeProvider } from '../openapi';
 import { answers, list, ReleaseTreeHoldResult, ResumeTreeResult, TreeHold, TreeHoldWithMembers } from '../schemas';
 import { companyActor, idParams } from '../validation';

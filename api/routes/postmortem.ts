@@ -1,8 +1,8 @@
 /** The postmortem of an issue tree: productive time, recovery time and the failure counts of seed 003. */
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../../services/deps';
-import { issueInCompany } from '../../services/issues';
-import { issueTreePostmortem } from '../../services/postmortem';
+import type { Deps } from '../../runtime/deps';
+import { issueInCompany } from '../../issues/issues';
+import { issueTreePostmortem } from '../../postmortem/postmortem';
 import type { ZodTypeProvider } from '../openapi';
 import { answers } from '../schemas';
 import { Postmortem } from '../schemas-supervision';

@@ -5,12 +5,12 @@ import type { Actor } from '../../domain/actor';
 import type { Action } from '../../domain/authorization';
 import { AppError } from '../../domain/errors';
 import { jsonRecord, safeString } from '../../domain/safe-input';
-import { permitOnRun } from '../../services/authority';
-import type { Deps } from '../../services/deps';
-import { inspectWork } from '../../services/inspect';
-import { createJob } from '../../services/jobs';
-import { resolveWork, stopWorkVerified } from '../../services/work';
-import { acknowledgeFailure, decideSilence, recordEvidence } from '../../services/supervision';
+import { permitOnRun } from '../../access/authority';
+import type { Deps } from '../../runtime/deps';
+import { inspectWork } from '../../runs/inspect';
+import { createJob } from '../../runs/jobs';
+import { resolveWork, stopWorkVerified } from '../../runs/work';
+import { acknowledgeFailure, decideSilence, recordEvidence } from '../../runs/supervision';
 import { createOnce } from '../idempotency';
 import type { ZodTypeProvider } from '../openapi';
 import {

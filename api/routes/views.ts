@@ -2,9 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { notFound } from '../../domain/errors';
-import type { Deps } from '../../services/deps';
-import { companyOverview } from '../../services/overview';
-import { TREE_PAGE_MAX, treeView } from '../../services/tree-view';
+import type { Deps } from '../../runtime/deps';
+import { companyOverview } from '../../issues/overview';
+import { TREE_PAGE_MAX, treeView } from '../../issues/tree-view';
 import type { ZodTypeProvider } from '../openapi';
 import { answers } from '../schemas';
 import { CompanyOverview, TreeNode } from '../schemas-supervision';

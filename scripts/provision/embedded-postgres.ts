@@ -14,7 +14,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { isAlive } from '../../services/process-table';
+import { isAlive } from '../../runs/process-table';
 import { spawnOrphanWatchdog } from './child-processes';
 import { freePort } from './ports';
 

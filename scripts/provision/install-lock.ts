@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAlive } from '../../services/process-table';
+import { isAlive } from '../../runs/process-table';
 
 type Log = (line: string) => void;
 

@@ -1,9 +1,9 @@
 /**
- * @module Unit: per-key single flight with one trailing call (services/coalesce.ts). Every call is a
+ * @module Unit: per-key single flight with one trailing call (temporal/coalesce.ts). Every call is a
  * deferred promise the test settles by hand; the log records asks, call starts, settlements and what
  * each caller got, so ordering is asserted from what happened, never from timing.
  */
-import { coalescePerKey } from '../../services/coalesce';
+import { coalescePerKey } from '../../temporal/coalesce';
 
 interface Deferred {
   promise: Promise<void>;

@@ -1,0 +1,263 @@
+/** Tree holds: pause a subtree, release it, and re-dispatch exactly the interrupted work. */
+import { randomUUID } from 'node:crypto';
+import type { Actor } from '../domain/actor';
+import { AppError, notFound } from '../domain/errors';
+import { emptyReport, holdNotActive, isHoldNotActive } from '../domain/hold-contract';
+import type { HoldWithMembers, ReleaseArgs, ReleaseOutcome, ResumeReport } from '../domain/hold-contract';
+import { ACTIONABLE_ISSUE_STATUSES, isInvokable, LIVE_RUN_STATUSES } from '../domain/statuses';
+import { logActivity } from '../db/activity-log';
+import { FAN_OUT_CONCURRENCY, forEachConcurrently } from '../domain/concurrency';
+import type { Deps } from '../runtime/deps';
+import type { ScopedActor } from '../domain/actor';
+import { notifySubtreeChanged } from '../watchdogs/notify';
+import { blockersByRun, unreconciledIn } from '../runs/execution-blockers';
+import { resumeEachIfOwed } from './resume';
+import { requestStop } from '../runs/runs';
+import { lockCompanyScheduling, subtree } from '../issues/tree';
+import { dispatchWake, wakeAndDispatch } from '../runs/wakes';
+
+/** A new hold on the subtree: returns once its workflow has applied the pause. */
+export async function pauseTree(
+  deps: Deps,
+  actor: ScopedActor,
+  root: { id: string; title: string },
+  reason: string | null,
+): Promise<HoldWithMembers> {
+  const { companyId } = actor;
+  const hold = await deps.db.$transaction(async (tx) => {
+    await lockCompanyScheduling(tx, companyId, 'hold');
+    const created = await tx.treeHold.create({ data: { companyId, rootIssueId: root.id, reason } });
+    await logActivity(tx, {
+      companyId,
+      actor,
+      action: 'issue.tree_hold_created',
+      entityType: 'issue',
+      entityId: root.id,
+      details: { holdId: created.id, reason },
+    });
+    return created;
+  });
+  await deps.orchestrator.startHold({ holdId: hold.id, companyId, rootIssueId: root.id, title: root.title });
+  return getHoldWithMembers(deps, hold.id);
+}
+
+/**
+ * Applies a pause: snapshot the subtree, cancel its unclaimed wakes, and stop its live runs as
+ * operator stops by this hold. Idempotent: a retry after a crash re-stops any run still live.
+ */
+export async function applyPause(deps: Deps, holdId: string) {
+  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
+  if (!hold.appliedAt && hold.status === 'active') {
+    await deps.db.$transaction(
+      async (tx) => {
+        await lockCompanyScheduling(tx, hold.companyId, 'hold');
+        const nodes = await subtree(tx, hold.rootIssueId);
+        const ids = nodes.map((n) => n.id);
+        const [issues, liveRuns] = await Promise.all([
+          tx.issue.findMany({ where: { id: { in: ids } }, select: { id: true, status: true, assigneeAgentId: true } }),
+          tx.run.findMany({ where: { issueId: { in: ids }, status: { in: [...LIVE_RUN_STATUSES] } }, orderBy: { createdAt: 'desc' } }),
+        ]);
+        const issueById = new Map(issues.map((i) => [i.id, i]));
+        const runByIssue = new Map<string, (typeof liveRuns)[number]>();
+        for (const run of liveRuns) if (!runByIssue.has(run.issueId)) runByIssue.set(run.issueId, run);
+        await tx.treeHoldMember.createMany({
+          skipDuplicates: true,
+          data: nodes.map((n) => {
+            const issue = issueById.get(n.id)!;
+            const run = runByIssue.get(n.id);
+            return {
+              holdId,
+              issueId: n.id,
+              depth: n.depth,
+              issueStatus: issue.status,
+              assigneeAgentId: issue.assigneeAgentId,
+              activeRunId: run?.id ?? null,
+              activeRunStatus: run?.status ?? null,
+              interruptedRunId: run?.id ?? null,
+            };
+          }),
+        });
+        await tx.wakeRequest.updateMany({ where: { issueId: { in: ids }, status: 'queued' }, data: { status: 'cancelled', skipReason: `cancelled by tree hold ${holdId}` } });
+        await tx.treeHold.update({ where: { id: holdId }, data: { appliedAt: new Date() } });
+      },
+      { timeout: 60_000 },
+    );
+  }
+  const interrupted = await deps.db.treeHoldMember.findMany({ where: { holdId, interruptedRunId: { not: null } }, select: { interruptedRunId: true } });
+  await forEachConcurrently(interrupted, FAN_OUT_CONCURRENCY, async ({ interruptedRunId }) => {
+    await requestStop(deps, interruptedRunId!, { kind: 'operator_hold', holdId, actor: { kind: 'system', companyId: hold.companyId } });
+  });
+  await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_applied');
+  return getHoldWithMembers(deps, holdId);
+}
+
+async function findHoldWithMembers(deps: Deps, holdId: string): Promise<HoldWithMembers | null> {
+  const members = { orderBy: [{ depth: 'asc' as const }, { issueId: 'asc' as const }] };
+  const hold = await deps.db.treeHold.findUnique({ where: { id: holdId }, include: { members } });
+  if (!hold) return null;
+  const blockers = await blockersByRun(deps.db, hold.members.map((m) => m.interruptedRunId));
+  return { ...hold, members: hold.members.map((m) => ({ ...m, executionBlocker: (m.interruptedRunId && blockers.get(m.interruptedRunId)) || null })) };
+}
+
+export async function getHoldWithMembers(deps: Deps, holdId: string): Promise<HoldWithMembers> {
+  const hold = await findHoldWithMembers(deps, holdId);
+  if (!hold) throw new Error(`tree hold ${holdId} not found`);
+  return hold;
+}
+
+/** A hold of the company, with its members, or 404. */
+export async function holdWithMembersInCompany(deps: Deps, companyId: string, holdId: string) {
+  const hold = await findHoldWithMembers(deps, holdId);
+  if (!hold || hold.companyId !== companyId) throw notFound('tree hold');
+  return hold;
+}
+
+/** A hold of the actor's company (and rooted at `rootIssueId` when given), or 404. */
+export async function holdInCompany(deps: Deps, companyId: string, holdId: string, rootIssueId?: string) {
+  const hold = await deps.db.treeHold.findUnique({ where: { id: holdId } });
+  const inScope = hold?.companyId === companyId && (rootIssueId === undefined || hold.rootIssueId === rootIssueId);
+  if (!hold || !inScope) throw notFound('tree hold');
+  return hold;
+}
+
+export function holdsRootedAt(deps: Deps, rootIssueId: string) {
+  return deps.db.treeHold.findMany({ where: { rootIssueId }, orderBy: { createdAt: 'asc' } });
+}
+
+/**
+ * `wakeAgents` would wake members whose last run has an unknown outcome: refused while any issue
+ * under the hold's root has an active blocker, so the hold stays active (composer-stop.md).
+ */
+export async function assertReconciled(deps: Deps, rootIssueId: string): Promise<void> {
+  const unreconciled = await unreconciledIn(deps.db, (await subtree(deps.db, rootIssueId)).map((n) => n.id));
+  if (unreconciled.length === 0) return;
+  throw new AppError(
+    'reconciliation_required',
+    `${unreconciled.length} task(s) under this hold were stopped mid-turn with an unknown outcome: resolve their execution blockers first, or release without wakeAgents`,
+    unreconciled,
+  );
+}
+
+/**
+ * Releases an active hold exactly once. The workflow's update validator is the gate; this
+ * compare-and-set on the status is the database's guarantee (tagged with the release id, so a
+ * retried activity of the same release carries on), and refuses with the validator's failure.
+ */
+export async function releaseHold(deps: Deps, holdId: string, release: ReleaseArgs): Promise<ResumeReport> {
+  const { releaseId, wakeAgents, actor } = release;
+  const { count } = await deps.db.treeHold.updateMany({
+    where: { id: holdId, status: 'active' },
+    data: { status: 'released', releasedAt: new Date(), releaseResult: { releaseId, wakeAgents } },
+  });
+  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
+  if (count === 0) {
+    if ((hold.releaseResult as { releaseId?: string } | null)?.releaseId !== releaseId) throw holdNotActive(holdId);
+  } else {
+    await deps.db.$transaction((tx) =>
+      logActivity(tx, { companyId: hold.companyId, actor, action: 'issue.tree_hold_released', entityType: 'issue', entityId: hold.rootIssueId, details: { holdId, wakeAgents } }),
+    );
+  }
+  const { report, memberIds } = await resumeOwedWork(deps, hold);
+  if (wakeAgents) await wakeOtherMembers(deps, hold.companyId, holdId, memberIds, report, actor);
+  await deps.db.treeHold.update({ where: { id: holdId }, data: { releaseResult: { releaseId, wakeAgents, ...report } as object } });
+  await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_released');
+  return report;
+}
+
+/**
+ * The owed resumes and deferred wakes of a released hold's subtree. Safe to repeat: the claim
+ * makes each resume at most once, so a retried activity or a retry after failed wakes only
+ * dispatches what is still owed. `resumed` lists every resume this hold has claimed so far.
+ */
+async function resumeOwedWork(deps: Deps, hold: { id: string; rootIssueId: string }) {
+  const report = emptyReport();
+  const memberIds = (await subtree(deps.db, hold.rootIssueId)).map((n) => n.id);
+  const latestRuns = await deps.db.run.findMany({
+    where: { issueId: { in: memberIds }, stopKind: 'operator_hold', resumeClaim: null },
+    distinct: ['issueId'],
+    orderBy: [{ issueId: 'asc' }, { createdAt: 'desc' }],
+    select: { id: true },
+  });
+  await resumeEachIfOwed(deps, latestRuns.map((run) => run.id), report, hold.id);
+  // wakes deferred while the hold was active, and resume wakes a crashed attempt claimed but never dispatched
+  const deferred = await deps.db.wakeRequest.findMany({ where: { issueId: { in: memberIds }, status: 'queued' }, select: { id: true } });
+  await forEachConcurrently(deferred, FAN_OUT_CONCURRENCY, (wake) =>
+    dispatchWake(deps, wake.id).then(
+      () => undefined,
+      (error: Error) => deps.log.warn({ err: error, wakeId: wake.id }, 'deferred wake dispatch failed'),
+    ),
+  );
+  const claims = await deps.db.resumeClaim.findMany({ where: { holdId: hold.id } });
+  const claimWakes = await deps.db.wakeRequest.findMany({ where: { id: { in: claims.map((c) => c.wakeRequestId) } } });
+  report.resumed = claimWakes.filter((w) => w.runId).map((w) => ({ issueId: w.issueId, runId: w.runId! }));
+  return { report, memberIds };
+}
+
+/** After a release whose resume wakes failed: try the still-owed resumes again. */
+export async function retryOwedResumes(deps: Deps, holdId: string): Promise<ResumeReport> {
+  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
+  if (hold.status !== 'released') throw new Error(`tree hold ${holdId} is ${hold.status}, not released`);
+  const { report } = await resumeOwedWork(deps, hold);
+  if (report.wakeFailures.length === 0) await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_resumes_retried');
+  return report;
+}
+
+/** `wakeAgents`: wake every other executable member in todo, in_progress or in_review. */
+async function wakeOtherMembers(deps: Deps, companyId: string, holdId: string, memberIds: string[], report: ResumeReport, actor: Actor) {
+  const resumedIssues = new Set(report.resumed.map((r) => r.issueId));
+  const issues = await deps.db.issue.findMany({
+    where: { id: { in: memberIds }, companyId, status: { in: [...ACTIONABLE_ISSUE_STATUSES] }, assigneeAgentId: { not: null } },
+    include: { assignee: true, runs: { where: { status: { in: [...LIVE_RUN_STATUSES] } }, select: { id: true } } },
+  });
+  for (const issue of issues) {
+    if (resumedIssues.has(issue.id) || issue.runs.length > 0 || !issue.assignee || !isInvokable(issue.assignee.status)) continue;
+    try {
+      await wakeAndDispatch(
+        deps,
+        { companyId, agentId: issue.assignee.id, issueId: issue.id, reason: 'issue_tree_released', context: { holdId }, idempotencyKey: `tree_release:${holdId}:${issue.id}` },
+        actor,
+      );
+    } catch (error) {
+      report.wakeFailures.push({ issueId: issue.id, message: error instanceof Error ? error.message : String(error) });
+    }
+  }
+}
+
+/**
+ * Releases one hold through its workflow, whose update validator is the one "not active" gate (it
+ * rejects with the `HoldNotActive` failure), and answers with the hold as released.
+ */
+export async function releaseOneHold(
+  deps: Deps,
+  actor: ScopedActor,
+  { rootIssueId, holdId, wakeAgents }: { rootIssueId: string; holdId: string; wakeAgents: boolean },
+): Promise<ReleaseOutcome> {
+  const hold = await holdInCompany(deps, actor.companyId, holdId, rootIssueId);
+  if (wakeAgents) await assertReconciled(deps, hold.rootIssueId);
+  const report = await deps.orchestrator.releaseHold({ holdId, releaseId: randomUUID(), wakeAgents, actor });
+  return { hold: await getHoldWithMembers(deps, holdId), ...report };
+}
+
+/** `mode: "resume"` on an issue: release every active hold rooted inside its subtree. */
+export async function releaseHoldsInside(deps: Deps, actor: ScopedActor, issueId: string, wakeAgents: boolean) {
+  const ids = (await subtree(deps.db, issueId)).map((n) => n.id);
+  const holds = await deps.db.treeHold.findMany({
+    where: { rootIssueId: { in: ids }, status: 'active' },
+    orderBy: { createdAt: 'asc' },
+  });
+  if (wakeAgents) for (const hold of holds) await assertReconciled(deps, hold.rootIssueId);
+  const merged: ResumeReport & { holds: HoldWithMembers[] } = { holds: [], ...emptyReport() };
+  for (const hold of holds) {
+    const release = { holdId: hold.id, releaseId: randomUUID(), wakeAgents, actor };
+    const report = await deps.orchestrator.releaseHold(release).catch((error: unknown) => {
+      if (isHoldNotActive(error)) return null; // released concurrently
+      throw error;
+    });
+    if (!report) continue;
+    merged.holds.push(await getHoldWithMembers(deps, hold.id));
+    merged.resumed.push(...report.resumed);
+    merged.skipped.push(...report.skipped);
+    merged.wakeFailures.push(...report.wakeFailures);
+  }
+  return merged;
+}

@@ -1,0 +1,214 @@
+/** Issues, comments and blockers, with the company boundary and the watchdog contract enforced. */
+import type { OnCreated, Tx } from '../db/prisma';
+import type { Comment } from '../generated/prisma/client';
+import type { Actor, ScopedActor } from '../domain/actor';
+import { AppError, notFound } from '../domain/errors';
+import { isInvokable, type IssueStatus } from '../domain/statuses';
+import { logActivity } from '../db/activity-log';
+import { checkWatchdogStatusMove, deny, isWatchdogActor, permit, permitOnIssue } from '../access/authority';
+import type { Deps } from '../runtime/deps';
+import { notifySubtreeChanged } from '../watchdogs/notify';
+import { activeHoldsCovering } from './tree';
+import { upsertWatchdog, type WatchdogInput } from '../watchdogs/watchdogs';
+import { blockersOfIssue } from '../runs/execution-blockers';
+import { wakeAndDispatch } from '../runs/wakes';
+
+
+export function presentIssue(issue: {
+  id: string; companyId: string; parentId: string | null; title: string; status: string; assigneeAgentId: string | null;
+  originKind: string; originId: string | null; createdAt: Date; updatedAt: Date; blockedBy?: { blockerIssueId: string }[];
+}) {
+  return {
+    id: issue.id,
+    companyId: issue.companyId,
+    parentId: issue.parentId,
+    title: issue.title,
+    status: issue.status,
+    assigneeAgentId: issue.assigneeAgentId,
+    originKind: issue.originKind,
+    originId: issue.originId,
+    blockedByIssueIds: (issue.blockedBy ?? []).map((b) => b.blockerIssueId).sort(),
+    createdAt: issue.createdAt,
+    updatedAt: issue.updatedAt,
+  };
+}
+
+/** An issue of the actor's company, or 404 (never leak another company's ids). */
+export async function issueInCompany(tx: Tx, actor: ScopedActor, issueId: string) {
+  const issue = await tx.issue.findUnique({ where: { id: issueId }, include: { blockedBy: true } });
+  if (!issue || issue.companyId !== actor.companyId) throw notFound('issue');
+  return issue;
+}
+
+async function assertAssignable(tx: Tx, companyId: string, agentId: string) {
+  const agent = await tx.agent.findUnique({ where: { id: agentId } });
+  if (!agent || agent.companyId !== companyId) throw notFound('agent');
+  if (!isInvokable(agent.status)) throw new AppError('conflict', `agent ${agentId} is ${agent.status} and cannot be assigned`);
+}
+
+async function assertBlockersInCompany(tx: Tx, companyId: string, issueId: string, blockerIds: string[]) {
+  if (blockerIds.includes(issueId)) throw new AppError('bad_request', 'an issue cannot block itself');
+  const found = await tx.issue.count({ where: { id: { in: blockerIds }, companyId } });
+  if (found !== new Set(blockerIds).size) throw notFound('blocker issue');
+}
+
+export interface CreateIssueInput {
+  title: string;
+  parentId?: string | null;
+  assigneeAgentId?: string | null;
+  status?: IssueStatus;
+  watchdog?: WatchdogInput;
+}
+
+export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateIssueInput, onCreated?: OnCreated<ReturnType<typeof presentIssue>>) {
+  if (input.watchdog) permit(actor, 'watchdog.manage', { companyId: actor.companyId });
+  const issue = await deps.db.$transaction(async (tx) => {
+    const parent = input.parentId ? await issueInCompany(tx, actor, input.parentId) : null;
+    await permitOnIssue(tx, actor, 'issue.create', parent, actor.companyId);
+    if (input.assigneeAgentId) await assertAssignable(tx, actor.companyId, input.assigneeAgentId);
+    const created = await tx.issue.create({
+      data: {
+        companyId: actor.companyId,
+        parentId: input.parentId ?? null,
+        title: input.title,
+        status: input.status ?? 'todo',
+        assigneeAgentId: input.assigneeAgentId ?? null,
+      },
+      include: { blockedBy: true },
+    });
+    await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.created', entityType: 'issue', entityId: created.id, details: { parentId: created.parentId, status: created.status } });
+    if (input.watchdog) await upsertWatchdog(tx, created, input.watchdog, actor);
+    await onCreated?.(tx, presentIssue(created));
+    return created;
+  });
+  await notifySubtreeChanged(deps, [issue.id], 'issue_created');
+  return presentIssue(issue);
+}
+
+export interface UpdateIssueInput {
+  title?: string;
+  status?: IssueStatus;
+  assigneeAgentId?: string | null;
+  blockedByIssueIds?: string[];
+  comment?: string;
+}
+
+export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: string, input: UpdateIssueInput) {
+  const updated = await deps.db.$transaction(async (tx) => {
+    const issue = await issueInCompany(tx, actor, issueId);
+    const reach = await permitOnIssue(tx, actor, 'issue.update', issue, actor.companyId);
+    if (isWatchdogActor(actor)) {
+      if (input.title !== undefined) deny('renaming issues is not part of the watchdog contract');
+      if (input.status !== undefined && input.status !== issue.status) checkWatchdogStatusMove(reach, issue.status, input.status, Boolean(input.comment?.trim()));
+      if (input.assigneeAgentId === null) deny('a watchdog run may reassign issues to active agents, not unassign them');
+    }
+    if (input.assigneeAgentId) await assertAssignable(tx, actor.companyId, input.assigneeAgentId);
+    if (input.blockedByIssueIds) await assertBlockersInCompany(tx, actor.companyId, issueId, input.blockedByIssueIds);
+    if (input.blockedByIssueIds) {
+      await tx.issueBlocker.deleteMany({ where: { issueId } });
+      await tx.issueBlocker.createMany({ data: [...new Set(input.blockedByIssueIds)].map((blockerIssueId) => ({ issueId, blockerIssueId })) });
+    }
+    const result = await tx.issue.update({
+      where: { id: issueId },
+      data: {
+        ...(input.title !== undefined ? { title: input.title } : {}),
+        ...(input.status !== undefined ? { status: input.status } : {}),
+        ...(input.assigneeAgentId !== undefined ? { assigneeAgentId: input.assigneeAgentId } : {}),
+      },
+      include: { blockedBy: true },
+    });
+    if (input.comment?.trim()) await insertComment(tx, actor, issueId, input.comment.trim());
+    await logActivity(tx, {
+      companyId: actor.companyId,
+      actor,
+      action: 'issue.updated',
+      entityType: 'issue',
+      entityId: issueId,
+      details: { changes: input, previousStatus: issue.status },
+    });
+    return result;
+  });
+  await notifySubtreeChanged(deps, [issueId, ...(input.blockedByIssueIds ?? [])], 'issue_updated');
+  return presentIssue(updated);
+}
+
+async function insertComment(tx: Tx, actor: ScopedActor, issueId: string, body: string) {
+  return tx.comment.create({
+    data: {
+      companyId: actor.companyId,
+      issueId,
+      body,
+      authorKind: actor.kind,
+      authorAgentId: actor.kind === 'run' ? actor.agentId : null,
+      runId: actor.kind === 'run' ? actor.runId : null,
+    },
+  });
+}
+
+export async function addComment(deps: Deps, actor: ScopedActor, issueId: string, body: string, onCreated?: OnCreated<Comment>) {
+  const comment = await deps.db.$transaction(async (tx) => {
+    await permitOnIssue(tx, actor, 'issue.comment', await issueInCompany(tx, actor, issueId), actor.companyId);
+    if (actor.kind === 'board' && (await activeHoldsCovering(tx, issueId)).length > 0) {
+      throw new AppError('conflict', 'this issue is paused by a tree hold; resume it before sending new messages');
+    }
+    const created = await insertComment(tx, actor, issueId, body);
+    await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.comment_added', entityType: 'issue', entityId: issueId, details: { commentId: created.id } });
+    await onCreated?.(tx, created);
+    return created;
+  });
+  await notifySubtreeChanged(deps, [issueId], 'comment_added');
+  return comment;
+}
+
+/** A company's issues, or one parent's children, oldest first. */
+export async function listIssues(deps: Deps, companyId: string, parentId?: string) {
+  const issues = await deps.db.issue.findMany({
+    where: { companyId, ...(parentId ? { parentId } : {}) },
+    include: { blockedBy: true },
+    orderBy: { createdAt: 'asc' },
+  });
+  return issues.map(presentIssue);
+}
+
+/** An issue with its execution blockers (active and resolved, oldest first). */
+export async function issueWithBlockers(deps: Deps, actor: ScopedActor, issueId: string) {
+  const issue = await issueInCompany(deps.db, actor, issueId);
+  return { ...presentIssue(issue), executionBlockers: await blockersOfIssue(deps.db, issueId) };
+}
+
+export interface WakeIssueInput {
+  idempotencyKey?: string;
+  reason?: string;
+  context?: Record<string, unknown>;
+}
+
+/** Wakes the issue's assignee; `created` is false when the idempotency key named an existing wake. */
+export async function wakeIssue(deps: Deps, actor: ScopedActor, issueId: string, input: WakeIssueInput) {
+  const issue = await issueInCompany(deps.db, actor, issueId);
+  await permitOnIssue(deps.db, actor, 'issue.wake', issue, actor.companyId);
+  if (!issue.assigneeAgentId) throw new AppError('conflict', 'issue has no assignee to wake');
+  const idempotencyKey = input.idempotencyKey ? `api:${actor.companyId}:${input.idempotencyKey}` : null;
+  const { wake, created, outcome } = await wakeAndDispatch(
+    deps,
+    {
+      companyId: actor.companyId,
+      agentId: issue.assigneeAgentId,
+      issueId,
+      reason: input.reason ?? 'manual_wake',
+      context: input.context,
+      idempotencyKey,
+    },
+    actor,
+  );
+  const holdIds = outcome.kind === 'deferred' ? { holdIds: outcome.holdIds } : {};
+  return { created, wake: { id: wake.id, status: wake.status, runId: wake.runId, outcome: outcome.kind, ...holdIds } };
+}
+
+/** The titles of the company's issues among `issueIds` (others are left out). */
+export async function issueTitles(deps: Deps, companyId: string, issueIds: string[]): Promise<Map<string, string>> {
+  const issues = await deps.db.issue.findMany({
+    where: { id: { in: issueIds }, companyId },
+    select: { id: true, title: true },
+  });
+  return new Map(issues.map((i) => [i.id, i.title]));
+}

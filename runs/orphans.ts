@@ -1,0 +1,85 @@
+/**
+ * Orphan reaping, when a worker starts on a host (and now and then after): runs and jobs recorded
+ * on this host that are terminal, or whose workflow has closed, yet still own live processes here
+ * (found by owner token in /proc/<pid>/environ) get the verified stop; stops pending on this host
+ * (their host had no live worker) are verified now. One `orphan-reaped` finding per run: two
+ * workers starting on one host find the same orphans, and a database claim lets one of them act.
+ */
+import { isTerminalRunStatus } from '../domain/statuses';
+import { workflowId } from '../domain/ids';
+import type { Deps } from '../runtime/deps';
+import { pendingStopsOn } from './host-stops';
+import { liveOwnerTokens, ownedProcesses, verifiedStop, type StopResult } from './process-table';
+import { runFiles } from './run-files';
+import { emitFinding, recordStopResult } from './supervision';
+
+export interface ReapReport {
+  /** runs and jobs whose live processes were stopped */
+  reaped: string[];
+  /** pending stops this host has now verified */
+  verified: string[];
+}
+
+type Candidate = { id: string; ownerToken: string | null; processGroupId: number | null; hostId: string | null; stopResult: unknown };
+
+export async function reapOrphans(deps: Deps): Promise<ReapReport> {
+  const tokens = [...liveOwnerTokens()];
+  const [pending, runs, jobs] = await Promise.all([
+    pendingStopsOn(deps, deps.hostId),
+    // only work recorded on this host: a worker whose /proc also shows other hosts' processes (a
+    // parent PID namespace) must not stop them
+    tokens.length ? deps.db.run.findMany({ where: { hostId: deps.hostId, ownerToken: { in: tokens } } }) : [],
+    tokens.length ? deps.db.job.findMany({ where: { hostId: deps.hostId, ownerToken: { in: tokens } } }) : [],
+  ]);
+  const report: ReapReport = { reaped: [], verified: [] };
+  const pendingIds = new Set([...pending.runs, ...pending.jobs].map((w) => w.id));
+  const orphanRuns = [];
+  for (const run of runs) if (!pendingIds.has(run.id) && (isTerminalRunStatus(run.status) || !(await deps.orchestrator.isWorkflowOpen(workflowId.agentRun(run.id))))) orphanRuns.push(run);
+  const orphanJobs = [];
+  for (const job of jobs) if (!pendingIds.has(job.id) && (job.status !== 'running' || !(await deps.orchestrator.isWorkflowOpen(workflowId.backgroundJob(job.id))))) orphanJobs.push(job);
+
+  for (const run of [...pending.runs, ...orphanRuns]) {
+    if (!(await claimReap(deps, run.id))) continue;
+    const { found, result } = await stopHere(deps, run, runFiles(run.id, run.workdir).writerLock);
+    await recordStopResult(deps, run.id, { ...result, host: deps.hostId, previous: run.stopResult } as StopResult);
+    await noteReaped(deps, report, run.id, run, found, result, pendingIds.has(run.id));
+  }
+  for (const job of [...pending.jobs, ...orphanJobs]) {
+    if (!(await claimReap(deps, job.id))) continue;
+    const { found, result } = await stopHere(deps, job, null);
+    await deps.db.job.update({ where: { id: job.id }, data: { stopResult: { ...result, host: deps.hostId, previous: job.stopResult } as object } });
+    await noteReaped(deps, report, job.ownerRunId, job, found, result, pendingIds.has(job.id));
+  }
+  return report;
+}
+
+/**
+ * A claim older than this is a worker's that died mid-reap (a verified stop takes the stop grace
+ * period plus seconds), and what it left is reaped again; until then, once per run or job.
+ */
+const REAP_CLAIM_LEASE_MS = 5 * 60_000;
+
+/** True for the one worker that may reap this run or job now. */
+async function claimReap(deps: Deps, workId: string): Promise<boolean> {
+  const claimant = `${deps.hostId}/${process.pid}`;
+  const claimed = await deps.db.$queryRaw<{ workId: string }[]>`
+    INSERT INTO "ReapClaim" ("workId", "hostId", "claimedBy") VALUES (${workId}::uuid, ${deps.hostId}, ${claimant})
+    ON CONFLICT ("workId") DO UPDATE SET "claimedBy" = EXCLUDED."claimedBy", "claimedAt" = CURRENT_TIMESTAMP
+      WHERE "ReapClaim"."claimedAt" < CURRENT_TIMESTAMP - make_interval(secs => ${REAP_CLAIM_LEASE_MS / 1000}::float8)
+    RETURNING "workId"`;
+  return claimed.length === 1;
+}
+
+/** The verified stop, and what was alive before it. */
+async function stopHere(deps: Deps, owner: Candidate, writerLock: string | null): Promise<{ found: number[]; result: StopResult }> {
+  const found = ownedProcesses(owner).map((p) => p.pid);
+  return { found, result: await verifiedStop(owner, owner.ownerToken ? writerLock : null, deps.config.TREEWARDEN_STOP_GRACE_MS, () => undefined) };
+}
+
+async function noteReaped(deps: Deps, report: ReapReport, runId: string, work: Candidate, found: number[], result: StopResult, wasPending: boolean) {
+  if (wasPending) report.verified.push(work.id);
+  if (found.length === 0) return;
+  report.reaped.push(work.id);
+  deps.log.warn({ runId, workId: work.id, host: deps.hostId, processes: found.length, verdict: result.verdict }, 'reaped the live processes of finished work');
+  await emitFinding(deps, runId, 'orphan-reaped', { host: deps.hostId, ...(work.id !== runId ? { jobId: work.id } : {}), processes: found, verdict: result.verdict });
+}

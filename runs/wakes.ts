@@ -1,0 +1,135 @@
+/** Wake requests: the one door through which work starts. A queued wake becomes a run. */
+import type { Tx } from '../db/prisma';
+import { isInvokable } from '../domain/statuses';
+import type { Deps } from '../runtime/deps';
+import { activeHoldsCovering, lockCompanyScheduling } from '../issues/tree';
+import { logActivity } from '../db/activity-log';
+import type { Actor } from '../domain/actor';
+
+export interface WakeInput {
+  companyId: string;
+  agentId: string;
+  issueId: string;
+  reason: string;
+  context?: Record<string, unknown>;
+  idempotencyKey?: string | null;
+}
+
+/** Insert a queued wake; with an idempotency key a repeat returns the first wake (created=false). */
+export async function createWake(tx: Tx, input: WakeInput) {
+  const data = {
+    companyId: input.companyId,
+    agentId: input.agentId,
+    issueId: input.issueId,
+    reason: input.reason,
+    context: (input.context ?? {}) as object,
+    idempotencyKey: input.idempotencyKey ?? null,
+  };
+  if (!input.idempotencyKey) return { wake: await tx.wakeRequest.create({ data }), created: true };
+  // ON CONFLICT DO NOTHING: a unique violation inside a transaction would abort it
+  const { count } = await tx.wakeRequest.createMany({ data: [data], skipDuplicates: true });
+  const wake = await tx.wakeRequest.findUniqueOrThrow({ where: { idempotencyKey: input.idempotencyKey } });
+  return { wake, created: count === 1 };
+}
+
+export type DispatchOutcome =
+  | { kind: 'dispatched'; runId: string }
+  | { kind: 'deferred'; holdIds: string[] }
+  | { kind: 'skipped'; reason: string }
+  | { kind: 'not_queued' };
+
+/** A queued wake turned into a queued run inside a transaction; its workflow is not started yet. */
+export type RunClaim =
+  | { kind: 'dispatched'; runId: string; title: string; companyId: string; issueId: string }
+  | Exclude<DispatchOutcome, { kind: 'dispatched' }>;
+
+/**
+ * Inside the caller's transaction, turns a queued wake into a queued run under the company scheduling lock, so a
+ * pause cannot miss it. A wake under an active hold stays queued: deferred, not lost; the release dispatches it.
+ */
+export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string): Promise<RunClaim> {
+  await lockCompanyScheduling(tx, companyId, 'dispatch');
+  // after the company lock, never before it: a pause holding that lock updates wake rows
+  await tx.$executeRaw`SELECT 1 FROM "WakeRequest" WHERE id = ${wakeId}::uuid FOR UPDATE`;
+  const current = await tx.wakeRequest.findUniqueOrThrow({ where: { id: wakeId }, include: { agent: true, issue: true } });
+  if (current.status !== 'queued') return { kind: 'not_queued' };
+  if (!isInvokable(current.agent.status)) {
+    await tx.wakeRequest.update({ where: { id: wakeId }, data: { status: 'skipped', skipReason: `agent ${current.agent.status}` } });
+    return { kind: 'skipped', reason: `agent is ${current.agent.status}` };
+  }
+  const holds = await activeHoldsCovering(tx, current.issueId);
+  if (holds.length > 0) return { kind: 'deferred', holdIds: holds.map((h) => h.id) };
+  const run = await tx.run.create({
+    data: {
+      companyId: current.companyId,
+      issueId: current.issueId,
+      agentId: current.agentId,
+      wakeRequestId: current.id,
+      wakeReason: current.reason,
+      context: current.context as object,
+    },
+  });
+  await tx.wakeRequest.update({ where: { id: wakeId }, data: { status: 'claimed', runId: run.id, claimedAt: new Date() } });
+  return { kind: 'dispatched', runId: run.id, title: current.issue.title, companyId: current.companyId, issueId: current.issueId };
+}
+
+/**
+ * Starts the workflow of a run claimed by {@link claimWakeForRun}, after its transaction committed. When Temporal
+ * refuses, nothing stays half-done: the run never existed for Temporal, so its row goes (one interrupted task never
+ * shows two resumed runs), and the wake is queued again.
+ */
+export async function startClaimedRun(deps: Deps, wakeId: string, claim: RunClaim): Promise<DispatchOutcome> {
+  if (claim.kind !== 'dispatched') return claim;
+  try {
+    await deps.orchestrator.startRun({ runId: claim.runId, companyId: claim.companyId, issueId: claim.issueId, title: claim.title });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    deps.log.warn({ wakeId, runId: claim.runId, err: error }, 'run workflow could not be started; the wake is queued again');
+    await deps.db.$transaction([
+      deps.db.wakeRequest.update({ where: { id: wakeId }, data: { status: 'queued', runId: null, claimedAt: null } }),
+      deps.db.run.delete({ where: { id: claim.runId } }),
+    ]);
+    throw new WakeDispatchError(wakeId, message);
+  }
+  return { kind: 'dispatched', runId: claim.runId };
+}
+
+/** Turns a queued wake into a queued run and starts its workflow. */
+export async function dispatchWake(deps: Deps, wakeId: string): Promise<DispatchOutcome> {
+  const claim = await deps.db.$transaction(async (tx) => {
+    const { companyId } = await tx.wakeRequest.findUniqueOrThrow({ where: { id: wakeId }, select: { companyId: true } });
+    return claimWakeForRun(tx, wakeId, companyId);
+  });
+  return startClaimedRun(deps, wakeId, claim);
+}
+
+/** The run workflow could not be started; the wake is queued again and can be retried. */
+export class WakeDispatchError extends Error {
+  override readonly name = 'WakeDispatchError';
+  constructor(
+    readonly wakeId: string,
+    reason: string,
+  ) {
+    super(`wake ${wakeId} could not be dispatched: ${reason}`);
+  }
+}
+
+/** Create (or find, by key) a wake and dispatch it; the usual path for the API and activities. */
+export async function wakeAndDispatch(deps: Deps, input: WakeInput, actor: Actor) {
+  const { wake, created } = await deps.db.$transaction(async (tx) => {
+    const result = await createWake(tx, input);
+    if (result.created) {
+      await logActivity(tx, {
+        companyId: input.companyId,
+        actor,
+        action: 'issue.wake_requested',
+        entityType: 'issue',
+        entityId: input.issueId,
+        details: { wakeRequestId: result.wake.id, reason: input.reason },
+      });
+    }
+    return result;
+  });
+  const outcome = wake.status === 'queued' ? await dispatchWake(deps, wake.id) : ({ kind: 'not_queued' } as const);
+  return { wake: await deps.db.wakeRequest.findUniqueOrThrow({ where: { id: wake.id } }), created, outcome };
+}

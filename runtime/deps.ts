@@ -1,0 +1,14 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/prisma';
+import type { Config } from '../domain/config';
+import type { Orchestrator } from '../temporal/orchestrator';
+
+/** What the service layer needs from the outside world; the API and the activities share it. */
+export interface Deps {
+  db: Db;
+  orchestrator: Orchestrator;
+  config: Config;
+  log: Logger;
+  /** the host whose /proc this process sees (TREEWARDEN_HOST_ID or derived) */
+  hostId: string;
+}

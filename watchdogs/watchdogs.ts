@@ -1,0 +1,258 @@
+/** Task watchdog configuration and evaluation (the evaluation runs as an activity). */
+import type { Tx } from '../db/prisma';
+import { isUniqueViolation } from '../db/prisma';
+import type { Actor } from '../domain/actor';
+import { AppError } from '../domain/errors';
+import { isInvokable, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
+import {
+  classifySubtree,
+  isReviewDisposition,
+  MAX_WATCHDOG_DEPTH,
+  normalizeInstructions,
+  WATCHDOG_ALLOWED_OPERATIONS,
+  WATCHDOG_DEFAULT_MANDATE,
+  WATCHDOG_DENIED_OPERATIONS,
+  type Classification,
+  type EvaluationSummary,
+} from '../domain/watchdog';
+import { logActivity, logSystemActivity } from '../db/activity-log';
+import { loadEvaluationInput } from './subtree-snapshot';
+import type { Deps } from '../runtime/deps';
+import { createWake, dispatchWake } from '../runs/wakes';
+
+export interface WatchdogInput {
+  agentId: string;
+  instructions?: string | null;
+}
+
+/** Validates the agent for a watchdog: same company, invokable. Throws the documented refusals. */
+export async function assertWatchdogAgent(tx: Tx, companyId: string, agentId: string) {
+  const agent = await tx.agent.findUnique({ where: { id: agentId } });
+  if (!agent || agent.companyId !== companyId) throw new AppError('not_found', 'agent not found');
+  if (!isInvokable(agent.status)) throw new AppError('conflict', 'Cannot assign watchdog to an agent that is not invokable');
+  return agent;
+}
+
+export function assertWatchable(issue: { originKind: string }) {
+  if (issue.originKind === TASK_WATCHDOG_ORIGIN) {
+    throw new AppError('unprocessable', 'A task_watchdog review issue cannot itself be watched; watch the issue it reviews instead');
+  }
+}
+
+/** Upsert inside the caller's transaction. The unique active key settles racing first PUTs. */
+export async function upsertWatchdog(tx: Tx, issue: { id: string; companyId: string; originKind: string }, input: WatchdogInput, actor: Actor) {
+  assertWatchable(issue);
+  await assertWatchdogAgent(tx, issue.companyId, input.agentId);
+  const instructions = normalizeInstructions(input.instructions);
+  const existing = await tx.watchdog.findUnique({ where: { activeIssueId: issue.id } });
+  if (existing) {
+    const changed = existing.agentId !== input.agentId || existing.instructions !== instructions;
+    const updated = changed
+      ? await tx.watchdog.update({ where: { id: existing.id }, data: { agentId: input.agentId, instructions, revision: { increment: 1 } } })
+      : existing;
+    if (changed) {
+      await logActivity(tx, { companyId: issue.companyId, actor, action: 'issue.watchdog_updated', entityType: 'issue', entityId: issue.id, details: { watchdogId: existing.id, agentId: input.agentId, revision: updated.revision } });
+    }
+    return { watchdog: updated, created: false };
+  }
+  // a re-added watchdog adopts the previous row's review task, so it is never duplicated
+  const previous = await tx.watchdog.findFirst({ where: { issueId: issue.id, reviewIssueId: { not: null } }, orderBy: { createdAt: 'desc' } });
+  if (previous) await tx.watchdog.update({ where: { id: previous.id }, data: { reviewIssueId: null } });
+  const watchdog = await tx.watchdog.create({
+    data: { companyId: issue.companyId, issueId: issue.id, activeIssueId: issue.id, agentId: input.agentId, instructions, reviewIssueId: previous?.reviewIssueId ?? null },
+  });
+  await logActivity(tx, { companyId: issue.companyId, actor, action: 'issue.watchdog_created', entityType: 'issue', entityId: issue.id, details: { watchdogId: watchdog.id, agentId: input.agentId } });
+  return { watchdog, created: true };
+}
+
+/** PUT with retry: two racing first PUTs both try to insert; the loser retries as an update. */
+export async function putWatchdog(deps: Deps, issue: { id: string; companyId: string; originKind: string }, input: WatchdogInput, actor: Actor) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await deps.db.$transaction((tx) => upsertWatchdog(tx, issue, input, actor));
+    } catch (error) {
+      if (!isUniqueViolation(error) || attempt >= 3) throw error;
+    }
+  }
+}
+
+export async function removeWatchdog(deps: Deps, issue: { id: string; companyId: string }, actor: Actor) {
+  return deps.db.$transaction(async (tx) => {
+    const existing = await tx.watchdog.findUnique({ where: { activeIssueId: issue.id } });
+    if (!existing) return null;
+    const removed = await tx.watchdog.update({ where: { id: existing.id }, data: { status: 'disabled', activeIssueId: null } });
+    await logActivity(tx, { companyId: issue.companyId, actor, action: 'issue.watchdog_removed', entityType: 'issue', entityId: issue.id, details: { watchdogId: existing.id } });
+    return removed;
+  });
+}
+
+/**
+ * Evaluates one watchdog and, for a new stop, ensures one review task and one wake. Safe to
+ * repeat: the review task is reused and the wake carries the key task_watchdog:<id>:<fingerprint>.
+ */
+export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<EvaluationSummary> {
+  const { watchdog, review, nodes } = await loadEvaluationInput(deps.db, watchdogId);
+  const evaluatedAt = new Date();
+  const base = { watchdogId, includedCount: 0, stoppedLeafCount: 0, liveIssueIds: [], incompleteIssueIds: [], woke: false, reviewIssueId: watchdog?.reviewIssueId ?? null, evaluatedAt: evaluatedAt.toISOString() };
+  // a row deleted with its issue or company is as removed as a disabled one
+  if (watchdog?.status !== 'active') {
+    return { ...base, state: 'removed', fingerprint: null, lastReviewedFingerprint: watchdog?.lastReviewedFingerprint ?? null };
+  }
+  let lastReviewed = watchdog.lastReviewedFingerprint;
+  if (review && watchdog.pendingReviewFingerprint && isReviewDisposition(review.status, review.assigneeAgentId, watchdog.agentId)) {
+    lastReviewed = watchdog.pendingReviewFingerprint;
+    await deps.db.$transaction(async (tx) => {
+      await tx.watchdog.update({ where: { id: watchdogId }, data: { lastReviewedFingerprint: lastReviewed, pendingReviewFingerprint: null } });
+      await logSystemActivity(tx, watchdog.companyId, {
+        action: 'issue.task_watchdog_fingerprint_reviewed',
+        entityType: 'issue',
+        entityId: watchdog.issueId,
+        details: { watchdogId, reviewIssueId: review.id, reviewedFingerprint: lastReviewed, reviewIssueStatus: review.status },
+      });
+    });
+  }
+  const result = classifySubtree(nodes, { agentId: watchdog.agentId, instructions: watchdog.instructions }, evaluatedAt, deps.config.TREEWARDEN_FIRST_RUN_GRACE_MS);
+  const summary = (state: EvaluationSummary['state'], woke = false, reviewIssueId = watchdog.reviewIssueId): EvaluationSummary => ({
+    ...base,
+    state,
+    fingerprint: result.fingerprint,
+    lastReviewedFingerprint: lastReviewed,
+    includedCount: result.includedCount,
+    stoppedLeafCount: result.stoppedLeaves.length,
+    liveIssueIds: result.liveIssueIds,
+    incompleteIssueIds: result.incompleteIssueIds,
+    woke,
+    reviewIssueId,
+    ...(result.firstRunGraceEndsAt ? { recheckAt: result.firstRunGraceEndsAt } : {}),
+  });
+  await recordIncompleteness(deps, watchdog, result);
+  if (result.state !== 'stopped') return persist(deps, watchdogId, summary(result.state));
+  if (result.fingerprint === lastReviewed) return persist(deps, watchdogId, summary('already_reviewed'));
+  const trigger = await triggerReview(deps, watchdogId, result);
+  if (trigger.kind === 'review_running') return persist(deps, watchdogId, summary('review_running'), result.fingerprint);
+  return persist(deps, watchdogId, summary('stopped', trigger.woke, trigger.reviewIssueId), result.fingerprint);
+}
+
+async function persist(deps: Deps, watchdogId: string, summary: EvaluationSummary, observed?: string | null) {
+  await deps.db.watchdog.updateMany({
+    where: { id: watchdogId, status: 'active' },
+    data: { lastEvaluation: summary as unknown as object, ...(observed ? { lastObservedFingerprint: observed } : {}) },
+  });
+  return summary;
+}
+
+/** Warn once when an issue first becomes incomplete; again only after it was complete in between. */
+async function recordIncompleteness(deps: Deps, watchdog: { id: string; issueId: string; incompleteIssueIds: string[] }, result: Classification) {
+  const previous = new Set(watchdog.incompleteIssueIds);
+  const fresh = result.incompleteIssueIds.filter((id) => !previous.has(id));
+  const same = fresh.length === 0 && previous.size === result.incompleteIssueIds.length;
+  if (same) return;
+  if (fresh.length > 0) {
+    deps.log.warn({ watchdogId: watchdog.id, watchedIssueId: watchdog.issueId, newlyIncompleteIssueIds: fresh }, 'watchdog subtree deeper than 100 levels: evaluation incomplete, no review dispatched');
+  }
+  await deps.db.watchdog.update({ where: { id: watchdog.id }, data: { incompleteIssueIds: result.incompleteIssueIds } });
+}
+
+/**
+ * The review run is live while its wake is queued or a run on the review task is queued, running
+ * or waiting to retry. Seed 000: only one review is ever live, so a new stop waits for it to end.
+ */
+async function reviewRunLive(tx: Tx, reviewIssueId: string | null): Promise<boolean> {
+  if (!reviewIssueId) return false;
+  const [runs, wakes] = await Promise.all([
+    tx.run.count({ where: { issueId: reviewIssueId, status: { in: ['queued', 'running', 'scheduled_retry'] } } }),
+    tx.wakeRequest.count({ where: { issueId: reviewIssueId, status: 'queued' } }),
+  ]);
+  return runs + wakes > 0;
+}
+
+type TriggerOutcome = { kind: 'review_running' } | { kind: 'triggered'; woke: boolean; reviewIssueId: string };
+
+async function triggerReview(deps: Deps, watchdogId: string, result: Classification): Promise<TriggerOutcome> {
+  const fingerprint = result.fingerprint!;
+  const outcome = await deps.db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
+    const watchdog = await tx.watchdog.findUniqueOrThrow({ where: { id: watchdogId }, include: { issue: true, reviewIssue: true } });
+    // Under the watchdog's lock, so no two evaluations can both see "no review live".
+    if (await reviewRunLive(tx, watchdog.reviewIssueId)) return null;
+    const reviewIssue = await ensureReviewIssue(tx, watchdog);
+    const context = {
+      taskWatchdog: {
+        watchdogId,
+        watchedIssueId: watchdog.issueId,
+        reviewIssueId: reviewIssue.id,
+        fingerprint,
+        stoppedLeaves: result.stoppedLeaves,
+        mandate: WATCHDOG_DEFAULT_MANDATE,
+        instructions: watchdog.instructions,
+        capabilities: {
+          watchedRootIssueId: watchdog.issueId,
+          reviewIssueId: reviewIssue.id,
+          excludedOriginKinds: [TASK_WATCHDOG_ORIGIN],
+          allowed: WATCHDOG_ALLOWED_OPERATIONS,
+          denied: WATCHDOG_DENIED_OPERATIONS,
+        },
+      },
+    };
+    const wake = await createWake(tx, {
+      companyId: watchdog.companyId,
+      agentId: watchdog.agentId,
+      issueId: reviewIssue.id,
+      reason: 'task_watchdog_stopped_subtree',
+      context,
+      idempotencyKey: `task_watchdog:${watchdogId}:${fingerprint}`,
+    });
+    if (wake.created) {
+      await tx.watchdog.update({
+        where: { id: watchdogId },
+        data: { pendingReviewFingerprint: fingerprint, triggerCount: { increment: 1 }, lastTriggeredAt: new Date() },
+      });
+      await logSystemActivity(tx, watchdog.companyId, {
+        action: 'issue.task_watchdog_triggered',
+        entityType: 'issue',
+        entityId: watchdog.issueId,
+        details: { source: 'task_watchdogs.evaluate', watchdogId, reviewIssueId: reviewIssue.id, stopFingerprint: fingerprint, stoppedLeaves: result.stoppedLeaves.map((l) => l.id), wakeRequestId: wake.wake.id },
+      });
+    }
+    return { wakeId: wake.wake.id, created: wake.created, reviewIssueId: reviewIssue.id };
+  });
+  if (!outcome) return { kind: 'review_running' };
+  const wake = await deps.db.wakeRequest.findUniqueOrThrow({ where: { id: outcome.wakeId } });
+  if (wake.status === 'queued') await dispatchWake(deps, outcome.wakeId);
+  return { kind: 'triggered', woke: outcome.created, reviewIssueId: outcome.reviewIssueId };
+}
+
+/** Exactly one live review task per watched issue: reuse it, reopen it to todo when terminal. */
+async function ensureReviewIssue(
+  tx: Tx,
+  watchdog: { id: string; companyId: string; issueId: string; agentId: string; issue: { title: string }; reviewIssue: { id: string; status: string; assigneeAgentId: string | null } | null },
+) {
+  const review = watchdog.reviewIssue;
+  if (review) {
+    if (review.status === 'todo' && review.assigneeAgentId === watchdog.agentId) return review;
+    return tx.issue.update({ where: { id: review.id }, data: { status: 'todo', assigneeAgentId: watchdog.agentId } });
+  }
+  const created = await tx.issue.create({
+    data: {
+      companyId: watchdog.companyId,
+      parentId: watchdog.issueId,
+      title: `Watchdog review: ${watchdog.issue.title}`,
+      status: 'todo',
+      assigneeAgentId: watchdog.agentId,
+      originKind: TASK_WATCHDOG_ORIGIN,
+      originId: watchdog.issueId,
+    },
+  });
+  await tx.watchdog.update({ where: { id: watchdog.id }, data: { reviewIssueId: created.id } });
+  return created;
+}
+
+/** Every active watchdog, for recovery on worker start. */
+export async function activeWatchdogs(deps: Deps) {
+  return deps.db.watchdog.findMany({ where: { status: 'active' }, include: { issue: { select: { title: true } } } });
+}
+
+/** The issue's active watchdog, or null. */
+export async function activeWatchdogOf(deps: Deps, issue: { id: string }) {
+  return deps.db.watchdog.findUnique({ where: { activeIssueId: issue.id } });
+}
