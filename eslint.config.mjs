@@ -31,12 +31,25 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'workflow code must be deterministic: no Node builtins' })),
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'workflow code must be deterministic: no Node builtins',
+          })),
           patterns: [
-            { group: ['@prisma/*', 'pg', 'pino', 'fastify', '**/generated/**', '**/db/**'], message: 'workflow code must not do I/O' },
+            {
+              group: ['@prisma/*', 'pg', 'pino', 'fastify', '**/generated/**', '**/db/**'],
+              message: 'workflow code must not do I/O',
+            },
             {
               // values come only from workflows/ and domain/; anything else (activities, services) as types only
-              group: ['../*', '!../domain', '!../domain/**', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'],
+              group: [
+                '../*',
+                '!../domain',
+                '!../domain/**',
+                '@temporalio/activity',
+                '@temporalio/worker',
+                '@temporalio/client',
+              ],
               allowTypeImports: true,
               message: 'workflows may import values only from workflows/ and domain/; other code as types only',
             },

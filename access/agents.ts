@@ -10,7 +10,12 @@ import type { ScopedActor } from '../domain/actor';
 
 type AgentRow = { id: string; companyId: string; name: string; status: string; adapter: unknown; createdAt: Date };
 export const presentAgent = (a: AgentRow) => ({
-  id: a.id, companyId: a.companyId, name: a.name, status: a.status, adapter: a.adapter, createdAt: a.createdAt,
+  id: a.id,
+  companyId: a.companyId,
+  name: a.name,
+  status: a.status,
+  adapter: a.adapter,
+  createdAt: a.createdAt,
 });
 type PresentedAgent = ReturnType<typeof presentAgent>;
 
@@ -20,16 +25,13 @@ export async function createCompany(deps: Deps, name: string) {
   const company = await deps.db.$transaction(async (tx) => {
     const created = await tx.company.create({ data: { name } });
     await tx.apiToken.create({ data: { tokenHash: hashToken(secret), kind: 'board', companyId: created.id } });
-    await logActivity(
-      tx,
-      {
-        companyId: created.id,
-        actor: { kind: 'admin' },
-        action: 'company.created',
-        entityType: 'company',
-        entityId: created.id,
-      },
-    );
+    await logActivity(tx, {
+      companyId: created.id,
+      actor: { kind: 'admin' },
+      action: 'company.created',
+      entityType: 'company',
+      entityId: created.id,
+    });
     return created;
   });
   return { id: company.id, name: company.name, boardToken: secret };
@@ -48,16 +50,21 @@ export async function createAgent(
   onCreated?: OnCreated<PresentedAgent>,
 ) {
   return deps.db.$transaction(async (tx) => {
-    const created = await tx.agent.create({ data: {
+    const created = await tx.agent.create({
+      data: {
+        companyId: actor.companyId,
+        name: input.name,
+        adapter: input.adapter,
+        status: input.status ?? 'active',
+      },
+    });
+    await logActivity(tx, {
       companyId: actor.companyId,
-      name: input.name,
-      adapter: input.adapter,
-      status: input.status ?? 'active',
-    } });
-    await logActivity(
-      tx,
-      { companyId: actor.companyId, actor, action: 'agent.created', entityType: 'agent', entityId: created.id },
-    );
+      actor,
+      action: 'agent.created',
+      entityType: 'agent',
+      entityId: created.id,
+    });
     const agent = presentAgent(created);
     await onCreated?.(tx, agent);
     return agent;
@@ -73,17 +80,14 @@ export async function updateAgent(deps: Deps, actor: ScopedActor, agentId: strin
   if (!existing || existing.companyId !== actor.companyId) throw notFound('agent');
   const agent = await deps.db.$transaction(async (tx) => {
     const updated = await tx.agent.update({ where: { id: agentId }, data: changes });
-    await logActivity(
-      tx,
-      {
-        companyId: actor.companyId,
-        actor,
-        action: 'agent.updated',
-        entityType: 'agent',
-        entityId: agentId,
-        details: { changes },
-      },
-    );
+    await logActivity(tx, {
+      companyId: actor.companyId,
+      actor,
+      action: 'agent.updated',
+      entityType: 'agent',
+      entityId: agentId,
+      details: { changes },
+    });
     return updated;
   });
   return presentAgent(agent);

@@ -9,17 +9,13 @@ import type { Deps } from '../runtime/deps';
 export async function actorOfToken(deps: Deps, secret: string): Promise<Actor> {
   const token = await deps.db.apiToken.findUnique({ where: { tokenHash: hashToken(secret) } });
   if (!token || token.revokedAt) throw new AppError('unauthorized', 'invalid or revoked token');
-  if (token.expiresAt && token.expiresAt.getTime() <= Date.now()) throw new AppError(
-    'unauthorized',
-    'session expired: sign in again',
-  );
+  if (token.expiresAt && token.expiresAt.getTime() <= Date.now())
+    throw new AppError('unauthorized', 'session expired: sign in again');
   if (token.kind === 'board' && token.companyId) return { kind: 'board', companyId: token.companyId };
   if (token.kind === 'run' && token.runId && token.companyId && token.agentId) {
     const run = await deps.db.run.findUnique({ where: { id: token.runId } });
-    if (!run || isTerminalRunStatus(run.status)) throw new AppError(
-      'unauthorized',
-      'run token expired: its run has ended',
-    );
+    if (!run || isTerminalRunStatus(run.status))
+      throw new AppError('unauthorized', 'run token expired: its run has ended');
     // an API call made with the run's token is a sign of life for the silent-run watchdog
     await deps.db.run.update({ where: { id: run.id }, data: { lastApiActivityAt: new Date() } });
     const context = (run.context ?? {}) as { taskWatchdog?: WatchdogScope };
@@ -30,12 +26,14 @@ export async function actorOfToken(deps: Deps, secret: string): Promise<Actor> {
       agentId: token.agentId,
       runId: run.id,
       issueId: run.issueId,
-      watchdog: scope ? {
-        watchdogId: scope.watchdogId,
-        watchedIssueId: scope.watchedIssueId,
-        reviewIssueId: scope.reviewIssueId,
-        fingerprint: scope.fingerprint,
-      } : null,
+      watchdog: scope
+        ? {
+            watchdogId: scope.watchdogId,
+            watchedIssueId: scope.watchedIssueId,
+            reviewIssueId: scope.reviewIssueId,
+            fingerprint: scope.fingerprint,
+          }
+        : null,
     };
   }
   throw new AppError('unauthorized', 'invalid token');

@@ -12,7 +12,8 @@ import { treeWalk } from '../issues/tree-walk';
 
 export type WatchdogActor = Extract<Actor, { kind: 'run' }> & { watchdog: WatchdogScope };
 
-export const isWatchdogActor = (actor: Actor): actor is WatchdogActor => actor.kind === 'run' && actor.watchdog !== null;
+export const isWatchdogActor = (actor: Actor): actor is WatchdogActor =>
+  actor.kind === 'run' && actor.watchdog !== null;
 
 export function deny(rule: string): never {
   throw new AppError('forbidden', `watchdog authority: ${rule}`);
@@ -25,7 +26,13 @@ export function permit(actor: Actor, action: Action, target: { companyId: string
 }
 
 /** An action on an issue (null: a new root issue); returns the issue's reach (read only for run tokens). */
-export async function permitOnIssue(tx: Tx, actor: Actor, action: Action, issue: { id: string; companyId: string } | null, companyId: string): Promise<Reach> {
+export async function permitOnIssue(
+  tx: Tx,
+  actor: Actor,
+  action: Action,
+  issue: { id: string; companyId: string } | null,
+  companyId: string,
+): Promise<Reach> {
   const reach = actor.kind === 'run' && issue ? await issueReach(tx, actor, issue.id) : 'outside';
   permit(actor, action, { companyId: issue?.companyId ?? companyId, reach });
   return reach;
@@ -33,7 +40,10 @@ export async function permitOnIssue(tx: Tx, actor: Actor, action: Action, issue:
 
 /** An action on a run (or on a job or monitor, through its owner run). */
 export function permitOnRun(actor: Actor, action: Action, run: { id: string; companyId: string }) {
-  permit(actor, action, { companyId: run.companyId, reach: actor.kind === 'run' && actor.runId === run.id ? 'own' : 'outside' });
+  permit(actor, action, {
+    companyId: run.companyId,
+    reach: actor.kind === 'run' && actor.runId === run.id ? 'own' : 'outside',
+  });
 }
 
 /**
@@ -69,5 +79,6 @@ export function checkWatchdogStatusMove(reach: Reach, from: string, to: string, 
     return;
   }
   if (!WATCHDOG_MOVABLE.includes(to)) deny(`included issues may only move among ${WATCHDOG_MOVABLE.join(', ')}`);
-  if ((from === 'done' || from === 'cancelled') && !hasComment) deny('reopening a done or cancelled issue requires a comment explaining why');
+  if ((from === 'done' || from === 'cancelled') && !hasComment)
+    deny('reopening a done or cancelled issue requires a comment explaining why');
 }

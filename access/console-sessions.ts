@@ -24,25 +24,24 @@ export async function startConsoleSession(deps: Deps, boardToken: string, now = 
   await deps.db.$transaction(async (tx) => {
     await tx.apiToken.deleteMany({ where: { purpose: SESSION_PURPOSE, expiresAt: { lte: now } } });
     const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-    const session = await tx.apiToken.create({ data: {
-      tokenHash: hashToken(secret),
-      kind: 'board',
-      companyId,
-      purpose: SESSION_PURPOSE,
-      expiresAt,
-    } });
-    const actor = { kind: 'board' as const, companyId };
-    await logActivity(
-      tx,
-      {
+    const session = await tx.apiToken.create({
+      data: {
+        tokenHash: hashToken(secret),
+        kind: 'board',
         companyId,
-        actor,
-        action: 'console.signed_in',
-        entityType: 'company',
-        entityId: companyId,
-        details: { sessionId: session.id },
+        purpose: SESSION_PURPOSE,
+        expiresAt,
       },
-    );
+    });
+    const actor = { kind: 'board' as const, companyId };
+    await logActivity(tx, {
+      companyId,
+      actor,
+      action: 'console.signed_in',
+      entityType: 'company',
+      entityId: companyId,
+      details: { sessionId: session.id },
+    });
   });
   return { secret, companyId };
 }

@@ -19,8 +19,14 @@ function tombstoneNames(file: string, id: string): boolean {
 
 export async function probeHost(deps: Deps, request: HostProbeRequest): Promise<HostProbe> {
   const [runs, jobs] = await Promise.all([
-    deps.db.run.findMany({ where: { id: { in: request.runIds } }, select: { id: true, hostId: true, ownerToken: true, processGroupId: true, workdir: true } }),
-    deps.db.job.findMany({ where: { id: { in: request.jobIds } }, select: { id: true, hostId: true, ownerToken: true, processGroupId: true } }),
+    deps.db.run.findMany({
+      where: { id: { in: request.runIds } },
+      select: { id: true, hostId: true, ownerToken: true, processGroupId: true, workdir: true },
+    }),
+    deps.db.job.findMany({
+      where: { id: { in: request.jobIds } },
+      select: { id: true, hostId: true, ownerToken: true, processGroupId: true },
+    }),
   ]);
   const probe: HostProbe = { hostId: deps.hostId, runs: {}, jobs: {} };
   for (const run of runs) {

@@ -25,7 +25,8 @@ export function createActivities(deps: Deps) {
     probeHost: (request: HostProbeRequest) => probeHost(deps, request),
 
     hostOf: (target: StopTarget, id: string) => hostOf(deps, target, id),
-    recordStopPending: (target: StopTarget, id: string, hostId: string, reason: string) => recordStopPending(deps, target, id, hostId, reason),
+    recordStopPending: (target: StopTarget, id: string, hostId: string, reason: string) =>
+      recordStopPending(deps, target, id, hostId, reason),
     recordNothingStarted: (target: StopTarget, id: string) => recordNothingStarted(deps, target, id),
 
     executeJob: (jobId: string) => executeJob(deps, jobId),

@@ -11,26 +11,42 @@ import { verifiedStop, type StopResult } from '../runs/process-table';
 import { runSupervised } from './supervised-process';
 
 export async function executeJob(deps: Deps, jobId: string): Promise<number> {
-  const job = await deps.db.job.findUniqueOrThrow({ where: { id: jobId }, include: { ownerRun: { select: { id: true, workdir: true, agent: { select: { adapter: true } } } } } });
+  const job = await deps.db.job.findUniqueOrThrow({
+    where: { id: jobId },
+    include: { ownerRun: { select: { id: true, workdir: true, agent: { select: { adapter: true } } } } },
+  });
   const adapter = adapterSchema.safeParse(job.ownerRun.agent.adapter);
   // the job works for its owner run, with the same allow-listed environment as the run itself
   const files = runFiles(jobId, null);
   await mkdir(files.runDir, { recursive: true });
   // refused once a stop is requested, so a stop that read no host knows nothing can spawn
-  const { count } = await deps.db.job.updateMany({ where: { id: jobId, status: 'running', stopReason: null }, data: { host: hostname(), hostId: deps.hostId } });
-  if (count === 0) throw ApplicationFailure.nonRetryable(`job ${jobId} was stopped before its command started`, 'JobStoppedBeforeStart');
+  const { count } = await deps.db.job.updateMany({
+    where: { id: jobId, status: 'running', stopReason: null },
+    data: { host: hostname(), hostId: deps.hostId },
+  });
+  if (count === 0)
+    throw ApplicationFailure.nonRetryable(
+      `job ${jobId} was stopped before its command started`,
+      'JobStoppedBeforeStart',
+    );
   return runSupervised({
     command: job.command,
     args: job.args as string[],
     cwd: job.ownerRun.workdir ?? files.runDir,
-    env: runEnvironment(process.env, deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH, adapter.success && adapter.data.type === 'process' ? adapter.data.env : {}, {
-      TREEWARDEN_JOB_ID: job.id,
-      TREEWARDEN_OWNER_RUN_ID: job.ownerRunId,
-    }),
+    env: runEnvironment(
+      process.env,
+      deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH,
+      adapter.success && adapter.data.type === 'process' ? adapter.data.env : {},
+      {
+        TREEWARDEN_JOB_ID: job.id,
+        TREEWARDEN_OWNER_RUN_ID: job.ownerRunId,
+      },
+    ),
     ownerToken: job.ownerToken,
     outputFile: files.output,
     stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
-    onSpawn: (pgid) => deps.db.job.update({ where: { id: jobId }, data: { processGroupId: pgid } }).then(() => undefined),
+    onSpawn: (pgid) =>
+      deps.db.job.update({ where: { id: jobId }, data: { processGroupId: pgid } }).then(() => undefined),
   });
 }
 

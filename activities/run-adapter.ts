@@ -47,10 +47,19 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   });
   if (count === 0) return { kind: 'stopped' };
   const cwd = adapter.cwd ?? files.runDir;
-  const runValues = { TREEWARDEN_RUN_ID: run.id, TREEWARDEN_JOURNAL_FILE: files.journal, TREEWARDEN_WRITER_LOCK: files.writerLock, TREEWARDEN_CHECKPOINT_FILE: files.checkpoint };
-  const envWith = (extra: Record<string, string>) => runEnvironment(process.env, deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH, adapter.env, { ...runValues, ...extra });
+  const runValues = {
+    TREEWARDEN_RUN_ID: run.id,
+    TREEWARDEN_JOURNAL_FILE: files.journal,
+    TREEWARDEN_WRITER_LOCK: files.writerLock,
+    TREEWARDEN_CHECKPOINT_FILE: files.checkpoint,
+  };
+  const envWith = (extra: Record<string, string>) =>
+    runEnvironment(process.env, deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH, adapter.env, { ...runValues, ...extra });
   let lastCpu: CpuSample = { ticks: -1, at: null };
-  const tick = { everyMs: deps.config.TREEWARDEN_SUPERVISE_EVERY_MS, run: async () => void (lastCpu = await superviseTick(deps, runId, files, lastCpu)) };
+  const tick = {
+    everyMs: deps.config.TREEWARDEN_SUPERVISE_EVERY_MS,
+    run: async () => void (lastCpu = await superviseTick(deps, runId, files, lastCpu)),
+  };
   const command = (command: string, args: string[], env: Record<string, string>) =>
     runSupervised({
       command,
@@ -61,35 +70,50 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       outputFile: files.output,
       tick,
       stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
-      onSpawn: (pgid) => deps.db.run.update({ where: { id: runId }, data: { processGroupId: pgid } }).then(() => undefined),
+      onSpawn: (pgid) =>
+        deps.db.run.update({ where: { id: runId }, data: { processGroupId: pgid } }).then(() => undefined),
     });
 
   if (adapter.prepare) {
     const code = await command(adapter.prepare.command, adapter.prepare.args, envWith({}));
-    if (code !== 0) return { kind: 'exited', exitCode: code, error: `prepare exited with ${code}`, outputTail: outputTail(files.output) };
+    if (code !== 0)
+      return {
+        kind: 'exited',
+        exitCode: code,
+        error: `prepare exited with ${code}`,
+        outputTail: outputTail(files.output),
+      };
   }
   if (!(await enterAdapter(deps, runId))) return { kind: 'stopped' };
   const secret = newTokenSecret('twr');
   await deps.db.$transaction([
     deps.db.apiToken.deleteMany({ where: { runId } }),
-    deps.db.apiToken.create({ data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId } }),
+    deps.db.apiToken.create({
+      data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId },
+    }),
   ]);
   await writeFile(files.context, JSON.stringify(context), { mode: 0o600 });
   if (capsule) await writeFile(files.capsule, JSON.stringify(capsule), { mode: 0o600 });
-  const exitCode = await command(adapter.command, adapter.args, envWith({
-    TREEWARDEN_API_URL: deps.config.TREEWARDEN_API_URL ?? `http://127.0.0.1:${deps.config.TREEWARDEN_API_PORT}`,
-    TREEWARDEN_RUN_TOKEN: secret,
-    TREEWARDEN_ISSUE_ID: run.issueId,
-    TREEWARDEN_AGENT_ID: run.agentId,
-    TREEWARDEN_WAKE_REASON: run.wakeReason,
-    TREEWARDEN_CONTEXT_FILE: files.context,
-    ...(capsule ? { TREEWARDEN_CAPSULE_FILE: files.capsule } : {}),
-    TREEWARDEN_OUTCOME_FILE: files.outcome,
-  }));
+  const exitCode = await command(
+    adapter.command,
+    adapter.args,
+    envWith({
+      TREEWARDEN_API_URL: deps.config.TREEWARDEN_API_URL ?? `http://127.0.0.1:${deps.config.TREEWARDEN_API_PORT}`,
+      TREEWARDEN_RUN_TOKEN: secret,
+      TREEWARDEN_ISSUE_ID: run.issueId,
+      TREEWARDEN_AGENT_ID: run.agentId,
+      TREEWARDEN_WAKE_REASON: run.wakeReason,
+      TREEWARDEN_CONTEXT_FILE: files.context,
+      ...(capsule ? { TREEWARDEN_CAPSULE_FILE: files.capsule } : {}),
+      TREEWARDEN_OUTCOME_FILE: files.outcome,
+    }),
+  );
   // an agent that ran out of context says so; the postmortem counts it
   const endReason = parseEndReason(smallFile(files.outcome));
   const reported = endReason ? { endReason } : {};
-  return exitCode === 0 ? { kind: 'exited', exitCode, ...reported } : { kind: 'exited', exitCode, outputTail: outputTail(files.output), ...reported };
+  return exitCode === 0
+    ? { kind: 'exited', exitCode, ...reported }
+    : { kind: 'exited', exitCode, outputTail: outputTail(files.output), ...reported };
 }
 
 /**
@@ -99,17 +123,24 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
  * left the group. Finds them by group and owner token, escalates, verifies, records the result.
  */
 export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopResult> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { processGroupId: true, ownerToken: true, workdir: true, adapterEntered: true, hostId: true } });
+  const run = await deps.db.run.findUniqueOrThrow({
+    where: { id: runId },
+    select: { processGroupId: true, ownerToken: true, workdir: true, adapterEntered: true, hostId: true },
+  });
   assertOwningHost(deps, 'run', runId, run.hostId);
   const ctx = Context.current();
   const files = run.ownerToken ? runFiles(runId, run.workdir) : null;
   // a stop that did not pass through the executing worker (it died) is observed here, before any signal
   if (files) markStopObserved(files);
-  const result = await verifiedStop(run, files?.writerLock ?? null, deps.config.TREEWARDEN_STOP_GRACE_MS, () => ctx.heartbeat());
+  const result = await verifiedStop(run, files?.writerLock ?? null, deps.config.TREEWARDEN_STOP_GRACE_MS, () =>
+    ctx.heartbeat(),
+  );
   const outcome = stopOutcomeOf({
     adapterEntered: run.adapterEntered,
     sigtermVerdict: result.attempts[0]?.verdict ?? result.verdict,
-    checkpoint: files ? readCheckpoint(checkpointFile(files.checkpoint), modifiedAtMs(files.stopObserved) ?? Number.POSITIVE_INFINITY) : { ok: false, problem: 'missing' },
+    checkpoint: files
+      ? readCheckpoint(checkpointFile(files.checkpoint), modifiedAtMs(files.stopObserved) ?? Number.POSITIVE_INFINITY)
+      : { ok: false, problem: 'missing' },
   });
   const recorded = { ...result, ...recordOutcome(outcome) };
   await recordStopResult(deps, runId, recorded);

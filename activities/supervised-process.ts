@@ -36,7 +36,12 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   // a stop that landed before the spawn must not start the command at all
   if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
   const output = openSync(cmd.outputFile, 'a');
-  const child = spawn(cmd.command, cmd.args, { cwd: cmd.cwd, env: { ...cmd.env, [OWNER_TOKEN_ENV]: cmd.ownerToken }, detached: true, stdio: ['ignore', output, output] });
+  const child = spawn(cmd.command, cmd.args, {
+    cwd: cmd.cwd,
+    env: { ...cmd.env, [OWNER_TOKEN_ENV]: cmd.ownerToken },
+    detached: true,
+    stdio: ['ignore', output, output],
+  });
   closeSync(output);
   const exited = new Promise<number>((resolve, reject) => {
     child.once('error', reject);
@@ -50,7 +55,10 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
         if (ticking) return;
         ticking = true;
         // a failed tick (database blip) only skips one lease renewal; the next tick tries again
-        cmd.tick!.run().catch(() => undefined).finally(() => (ticking = false));
+        cmd
+          .tick!.run()
+          .catch(() => undefined)
+          .finally(() => (ticking = false));
       }, cmd.tick.everyMs)
     : undefined;
   let killAfterGrace: NodeJS.Timeout | undefined;
@@ -62,7 +70,10 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
     const reason: unknown = ctx.cancellationSignal.reason;
     if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
       killAfterGrace = setTimeout(() => {
-        ctx.log.warn('the worker is shutting down and the command outlived SIGTERM by the stop grace period: killing it', { pgid, survivors: owned().length });
+        ctx.log.warn(
+          'the worker is shutting down and the command outlived SIGTERM by the stop grace period: killing it',
+          { pgid, survivors: owned().length },
+        );
         signalAll(owned(), [pgid], 'SIGKILL');
       }, cmd.stopGraceMs);
     }

@@ -16,7 +16,10 @@ export class WebhookAttemptError extends Error {
 }
 
 export async function deliverWebhook(deps: Deps, deliveryId: string): Promise<'delivered' | 'dead'> {
-  const delivery = await deps.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId }, include: { subscription: true, notification: true } });
+  const delivery = await deps.db.webhookDelivery.findUniqueOrThrow({
+    where: { id: deliveryId },
+    include: { subscription: true, notification: true },
+  });
   if (delivery.status !== 'pending') return delivery.status;
   if (delivery.subscription.deletedAt) {
     await markWebhookDeliveryDead(deps, deliveryId, 'subscription deleted');
@@ -36,26 +39,48 @@ export async function deliverWebhook(deps: Deps, deliveryId: string): Promise<'d
     });
     if (statusCode < 200 || statusCode > 299) throw new WebhookAttemptError(`receiver answered ${statusCode}`);
   } catch (error) {
-    const message = error instanceof WebhookAttemptError || error instanceof WebhookAddressRefusedError ? error.message : `request failed: ${(error as Error).message}`;
-    await deps.db.webhookDelivery.updateMany({ where: { id: deliveryId, status: 'pending' }, data: { attempts: { increment: 1 }, lastStatusCode: statusCode, lastError: message } });
+    const message =
+      error instanceof WebhookAttemptError || error instanceof WebhookAddressRefusedError
+        ? error.message
+        : `request failed: ${(error as Error).message}`;
+    await deps.db.webhookDelivery.updateMany({
+      where: { id: deliveryId, status: 'pending' },
+      data: { attempts: { increment: 1 }, lastStatusCode: statusCode, lastError: message },
+    });
     throw new WebhookAttemptError(message);
   }
   await deps.db.webhookDelivery.updateMany({
     where: { id: deliveryId, status: 'pending' },
-    data: { status: 'delivered', deliveredAt: new Date(), attempts: { increment: 1 }, lastStatusCode: statusCode, lastError: null },
+    data: {
+      status: 'delivered',
+      deliveredAt: new Date(),
+      attempts: { increment: 1 },
+      lastStatusCode: statusCode,
+      lastError: null,
+    },
   });
   return 'delivered';
 }
 
 export async function markWebhookDeliveryDead(deps: Deps, deliveryId: string, reason: string): Promise<void> {
-  await deps.db.webhookDelivery.updateMany({ where: { id: deliveryId, status: 'pending' }, data: { status: 'dead', deadAt: new Date(), lastError: reason } });
+  await deps.db.webhookDelivery.updateMany({
+    where: { id: deliveryId, status: 'pending' },
+    data: { status: 'dead', deadAt: new Date(), lastError: reason },
+  });
 }
 
 /** Resolves with the status code; the response body is read and dropped (receivers answer briefly). */
-function post(url: URL, target: { address: string; family: 4 | 6 }, body: string, timeoutMs: number, headers: Record<string, string>): Promise<number> {
+function post(
+  url: URL,
+  target: { address: string; family: 4 | 6 },
+  body: string,
+  timeoutMs: number,
+  headers: Record<string, string>,
+): Promise<number> {
   // the name was resolved and checked once: connect to exactly that address (TLS still verifies the name)
   const lookup: LookupFunction = (_hostname, options, callback) => {
-    if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
+    if ((options as { all?: boolean }).all)
+      (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
     else callback(null, target.address, target.family);
   };
   const client = url.protocol === 'https:' ? https : http;
@@ -66,7 +91,12 @@ function post(url: URL, target: { address: string; family: 4 | 6 }, body: string
         method: 'POST',
         lookup,
         timeout: timeoutMs,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'treewarden-webhooks', ...headers },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'treewarden-webhooks',
+          ...headers,
+        },
       },
       (response) => {
         response.resume();

@@ -2,7 +2,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors';
 import type { Deps } from '../runtime/deps';
-import { oncePerIdempotencyKey, requestHashOf, type IdempotencyClaim, type RememberReply, type StoredReply } from '../db/idempotency';
+import {
+  oncePerIdempotencyKey,
+  requestHashOf,
+  type IdempotencyClaim,
+  type RememberReply,
+  type StoredReply,
+} from '../db/idempotency';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,200}$/;
 
@@ -14,7 +20,16 @@ export function idempotencyClaim(request: FastifyRequest, companyId: string): Id
     throw new AppError('bad_request', 'Idempotency-Key header: must be one value of 1 to 200 visible ASCII characters');
   }
   const actor = request.actor.kind === 'run' ? `run:${request.actor.runId}` : request.actor.kind;
-  return { companyId, key, requestHash: requestHashOf({ route: `${request.method} ${request.routeOptions.url}`, actor, params: request.params, body: request.body }) };
+  return {
+    companyId,
+    key,
+    requestHash: requestHashOf({
+      route: `${request.method} ${request.routeOptions.url}`,
+      actor,
+      params: request.params,
+      body: request.body,
+    }),
+  };
 }
 
 /** Creates once per key and sends the reply; a replay is marked with `Idempotent-Replayed: true`. */

@@ -22,7 +22,12 @@ export const DOCS_PREFIX = '/api/docs';
 /** Served without a bearer token: the document, its page, and routes that check their own session (the console). */
 export function isPublicRoute(request: FastifyRequest): boolean {
   const url = request.routeOptions.url ?? '';
-  return request.routeOptions.config.public === true || url === OPENAPI_PATH || url === DOCS_PREFIX || url.startsWith(`${DOCS_PREFIX}/`);
+  return (
+    request.routeOptions.config.public === true ||
+    url === OPENAPI_PATH ||
+    url === DOCS_PREFIX ||
+    url.startsWith(`${DOCS_PREFIX}/`)
+  );
 }
 
 const isZod = (value: unknown): value is z.ZodType => value instanceof z.ZodType;
@@ -86,7 +91,12 @@ export function zodSerializerCompiler({
   method,
   url,
   httpStatus,
-}: { schema: unknown; method: string; url: string; httpStatus?: string }) {
+}: {
+  schema: unknown;
+  method: string;
+  url: string;
+  httpStatus?: string;
+}) {
   if (!isZod(schema)) return (data: unknown) => JSON.stringify(data);
   return (data: unknown) => {
     const result = schema.safeParse(data);
@@ -101,10 +111,9 @@ function toOpenApiSchema(schema: FastifySchema): FastifySchema {
   for (const [part, value] of Object.entries(schema)) {
     if (isZod(value)) out[part] = jsonSchemaOf(value);
     else if (part === 'response' && value && typeof value === 'object') {
-      out[part] = Object.fromEntries(Object.entries(value).map(([status, s]) => [
-        status,
-        isZod(s) ? responseSchemaOf(s) : s,
-      ]));
+      out[part] = Object.fromEntries(
+        Object.entries(value).map(([status, s]) => [status, isZod(s) ? responseSchemaOf(s) : s]),
+      );
     } else out[part] = value;
   }
   return out as FastifySchema;
@@ -120,14 +129,20 @@ export function registerOpenApi(app: FastifyInstance): void {
   void app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'treewarden', version: '0.1.0', description: 'Control plane for AI-agent work trees on Temporal: task watchdogs, tree holds, run supervision.' },
+      info: {
+        title: 'treewarden',
+        version: '0.1.0',
+        description: 'Control plane for AI-agent work trees on Temporal: task watchdogs, tree holds, run supervision.',
+      },
       components: {
         schemas: componentSchemas() as never,
-        securitySchemes: { bearer: {
-          type: 'http',
-          scheme: 'bearer',
-          description: 'admin token, company board token or run token',
-        } },
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'admin token, company board token or run token',
+          },
+        },
       },
       security: [{ bearer: [] }],
     },

@@ -105,11 +105,15 @@ export const WorkInspection = named(
     job: BackgroundJob.optional(),
     owner: z.object({ id: uuid, status: z.enum(RUN_STATUSES) }).optional(),
     run: InspectedRun.optional(),
-    jobs: z.array(BackgroundJob.extend({
-      processTree: ProcessTree,
-      verdict: Verdict.optional(),
-      action: z.string().optional(),
-    })).optional(),
+    jobs: z
+      .array(
+        BackgroundJob.extend({
+          processTree: ProcessTree,
+          verdict: Verdict.optional(),
+          action: z.string().optional(),
+        }),
+      )
+      .optional(),
     workspace: z
       .object({
         path: z.string().nullable(),
@@ -123,10 +127,13 @@ export const WorkInspection = named(
     output: z.object({ path: z.string(), modifiedAt: timestamp.nullable() }).optional(),
     silence: z.object({ state: z.string(), decision: z.string().nullable(), until: timestamp.nullable() }).optional(),
     failure: z.object({ state: z.string().nullable(), inspection: z.unknown() }).optional(),
-    supersededBy: z.object({
-      run: z.object({ id: uuid, status: z.enum(RUN_STATUSES), finishedAt: timestamp.nullable() }),
-      evidence: GateEvidence.nullable(),
-    }).nullable().optional(),
+    supersededBy: z
+      .object({
+        run: z.object({ id: uuid, status: z.enum(RUN_STATUSES), finishedAt: timestamp.nullable() }),
+        evidence: GateEvidence.nullable(),
+      })
+      .nullable()
+      .optional(),
     executionBlocker: ExecutionBlocker.nullable().optional(),
     findings: z.array(Finding).optional(),
   }),
@@ -156,13 +163,15 @@ export const TreeNode: z.ZodType<TreeNodeShape> = named(
     status: z.enum(ISSUE_STATUSES),
     assignee: z.object({ id: uuid, name: z.string() }).nullable(),
     childCount: z.number(),
-    run: z.object({
-      id: uuid,
-      status: z.enum(RUN_STATUSES),
-      live: z.boolean(),
-      silentState: z.string().nullable(),
-      failureState: z.string().nullable(),
-    }).nullable(),
+    run: z
+      .object({
+        id: uuid,
+        status: z.enum(RUN_STATUSES),
+        live: z.boolean(),
+        silentState: z.string().nullable(),
+        failureState: z.string().nullable(),
+      })
+      .nullable(),
     holds: z.array(z.object({ id: uuid })).meta({ description: 'active holds rooted at this issue' }),
     heldBy: z.array(uuid).meta({ description: 'active holds covering it (rooted here or above)' }),
     watchdog: z.object({ id: uuid, lastState: z.string().nullable(), triggerCount: z.number() }).nullable(),
@@ -199,42 +208,52 @@ export const CompanyOverview = named(
   'CompanyOverview',
   z.object({
     company: z.object({ id: uuid, name: z.string() }),
-    trees: z.array(z.object({
-      id: uuid,
-      title: z.string(),
-      status: z.enum(ISSUE_STATUSES),
-      childCount: z.number(),
-      activeHolds: z.array(z.object({ id: uuid, reason: z.string().nullable(), createdAt: timestamp })),
-    })),
-    watchdogs: z.array(z.object({
-      ...titled,
-      lastState: z.string().nullable(),
-      triggerCount: z.number(),
-      lastTriggeredAt: timestamp.nullable(),
-    })),
-    runs: z.array(z.object({
-      ...titled,
-      status: z.enum(RUN_STATUSES),
-      silentState: z.string().nullable(),
-      host: z.string().nullable(),
-      startedAt: timestamp.nullable(),
-    })),
-    blockers: z.array(z.object({
-      ...titled,
-      runId: uuid.nullable(),
-      cause: z.string(),
-      nextAction: z.string(),
-      createdAt: timestamp,
-    })),
-    findings: z.array(z.object({
-      id: uuid,
-      runId: uuid,
-      issueId: uuid,
-      verdict: z.string(),
-      runStatus: z.enum(RUN_STATUSES),
-      failureState: z.string().nullable(),
-      createdAt: timestamp,
-    })),
+    trees: z.array(
+      z.object({
+        id: uuid,
+        title: z.string(),
+        status: z.enum(ISSUE_STATUSES),
+        childCount: z.number(),
+        activeHolds: z.array(z.object({ id: uuid, reason: z.string().nullable(), createdAt: timestamp })),
+      }),
+    ),
+    watchdogs: z.array(
+      z.object({
+        ...titled,
+        lastState: z.string().nullable(),
+        triggerCount: z.number(),
+        lastTriggeredAt: timestamp.nullable(),
+      }),
+    ),
+    runs: z.array(
+      z.object({
+        ...titled,
+        status: z.enum(RUN_STATUSES),
+        silentState: z.string().nullable(),
+        host: z.string().nullable(),
+        startedAt: timestamp.nullable(),
+      }),
+    ),
+    blockers: z.array(
+      z.object({
+        ...titled,
+        runId: uuid.nullable(),
+        cause: z.string(),
+        nextAction: z.string(),
+        createdAt: timestamp,
+      }),
+    ),
+    findings: z.array(
+      z.object({
+        id: uuid,
+        runId: uuid,
+        issueId: uuid,
+        verdict: z.string(),
+        runStatus: z.enum(RUN_STATUSES),
+        failureState: z.string().nullable(),
+        createdAt: timestamp,
+      }),
+    ),
   }),
 );
 

@@ -58,10 +58,16 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
 
   app.setErrorHandler((error, request, reply) => {
     const send = (code: ErrorCode, message: string, details?: unknown) =>
-      reply.status(httpStatusOf(code)).send({ error: { code, message, ...(details === undefined ? {} : { details }) } });
+      reply
+        .status(httpStatusOf(code))
+        .send({ error: { code, message, ...(details === undefined ? {} : { details }) } });
     if (error instanceof AppError) return send(error.code, error.message, error.details);
     if (error instanceof ZodError) {
-      return send('bad_request', error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '), error.issues);
+      return send(
+        'bad_request',
+        error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+        error.issues,
+      );
     }
     if (error instanceof ResponseShapeError) {
       request.log.error({ err: error }, 'response does not match its schema');
@@ -69,38 +75,53 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
       return send('unavailable', `${error.message}; ${write}`);
     }
     if (isHoldNotActive(error)) return send('conflict', error.message);
-    if (error instanceof WakeDispatchError) return send('unavailable', `${error.message}; the wake stays queued, retry later`);
+    if (error instanceof WakeDispatchError)
+      return send('unavailable', `${error.message}; the wake stays queued, retry later`);
     const fastifyError = error as { statusCode?: number; code?: string; message: string };
     if (fastifyError.statusCode === 413) return send('payload_too_large', 'request body is too large (limit 1 MiB)');
-    if (fastifyError.statusCode === 415) return send('bad_request', 'request body must be JSON (content-type: application/json)');
-    if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) return send('bad_request', fastifyError.message);
+    if (fastifyError.statusCode === 415)
+      return send('bad_request', 'request body must be JSON (content-type: application/json)');
+    if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500)
+      return send('bad_request', fastifyError.message);
     request.log.error({ err: error }, 'unhandled error');
     // a write can fail after its commit (or its commit's answer can be lost): never claim it did nothing
-    if (request.method === 'GET' || request.method === 'HEAD') return send('unavailable', 'internal error; nothing was changed');
-    return send('unavailable', 'internal error; the change may have been applied: read it back before retrying, or retry with the same Idempotency-Key');
+    if (request.method === 'GET' || request.method === 'HEAD')
+      return send('unavailable', 'internal error; nothing was changed');
+    return send(
+      'unavailable',
+      'internal error; the change may have been applied: read it back before retrying, or retry with the same Idempotency-Key',
+    );
   });
-  app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }));
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url}` } }),
+  );
 
   registerOpenApi(app);
   // in a plugin, so the OpenAPI document (registered above) sees every route
   void app.register(async (api) => {
-    api.get(HEALTHZ, {
-      schema: {
-        summary: 'Health: the database (and Temporal) answer within 1.5 s',
-        security: [],
-        response: HEALTH_ANSWERS,
+    api.get(
+      HEALTHZ,
+      {
+        schema: {
+          summary: 'Health: the database (and Temporal) answer within 1.5 s',
+          security: [],
+          response: HEALTH_ANSWERS,
+        },
       },
-    }, async (_request, reply) => {
-      try {
-        await withinDeadline(HEALTH_DEADLINE_MS, async () => {
-          await pingDatabase(deps.db);
-          for (const check of options.healthChecks ?? []) await check();
-        });
-        return { status: 'ok' };
-      } catch (error) {
-        return reply.status(503).send({ status: 'unavailable', error: error instanceof Error ? error.message : String(error) });
-      }
-    });
+      async (_request, reply) => {
+        try {
+          await withinDeadline(HEALTH_DEADLINE_MS, async () => {
+            await pingDatabase(deps.db);
+            for (const check of options.healthChecks ?? []) await check();
+          });
+          return { status: 'ok' };
+        } catch (error) {
+          return reply
+            .status(503)
+            .send({ status: 'unavailable', error: error instanceof Error ? error.message : String(error) });
+        }
+      },
+    );
     registerCoreRoutes(api, deps);
     registerWatchdogRoutes(api, deps);
     registerHoldRoutes(api, deps);

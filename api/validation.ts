@@ -9,11 +9,14 @@ import type { ScopedActor } from '../domain/actor';
 
 /** Path parameters, each a UUID: as a route's `params` schema, a malformed id is a 400 naming it. */
 export function idParams<K extends string>(...names: K[]) {
-  return z.object(Object.fromEntries(names.map((name) => [name, uuidSchema])) as { [P in K]: typeof uuidSchema }).strict();
+  return z
+    .object(Object.fromEntries(names.map((name) => [name, uuidSchema])) as { [P in K]: typeof uuidSchema })
+    .strict();
 }
 
 export function companyActor(actor: Actor): ScopedActor {
-  if (actor.kind === 'admin') throw new AppError('forbidden', 'the admin token manages companies; use the company board token for this route');
+  if (actor.kind === 'admin')
+    throw new AppError('forbidden', 'the admin token manages companies; use the company board token for this route');
   return actor;
 }
 

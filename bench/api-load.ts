@@ -45,13 +45,26 @@ async function onePass(stack: ServiceStack, roots: Record<Role, number>): Promis
   await Promise.all(Array.from({ length: CLIENTS }, (_, n) => clientSession(stack, n, ROUNDS, result)));
   const seconds = (performance.now() - t0) / 1000;
   const cpuAfter = cpuSeconds(roots);
-  if (result.problems.length) throw new Error(`scenario 8: ${result.problems.length} wrong responses, first: ${result.problems[0]}`);
+  if (result.problems.length)
+    throw new Error(`scenario 8: ${result.problems.length} wrong responses, first: ${result.problems[0]}`);
   const requests = result.latencies.length;
-  const cpuPerRequest = Object.fromEntries(ROLES.map((role) => [role, ((cpuAfter[role] - cpuBefore[role]) * 1000) / requests])) as Record<Role, number>;
-  return { requestsPerSecond: requests / seconds, p50: percentile(result.latencies, 50), p99: percentile(result.latencies, 99), cpuPerRequest };
+  const cpuPerRequest = Object.fromEntries(
+    ROLES.map((role) => [role, ((cpuAfter[role] - cpuBefore[role]) * 1000) / requests]),
+  ) as Record<Role, number>;
+  return {
+    requestsPerSecond: requests / seconds,
+    p50: percentile(result.latencies, 50),
+    p99: percentile(result.latencies, 99),
+    cpuPerRequest,
+  };
 }
 
-async function measure(label: string, temporalPid: number, start: () => Promise<ServiceStack>, databaseOf: (stack: ServiceStack) => string): Promise<Pass[]> {
+async function measure(
+  label: string,
+  temporalPid: number,
+  start: () => Promise<ServiceStack>,
+  databaseOf: (stack: ServiceStack) => string,
+): Promise<Pass[]> {
   const stack = await start();
   try {
     const roots: Record<Role, number> = {
@@ -65,7 +78,9 @@ async function measure(label: string, temporalPid: number, start: () => Promise<
     const passes: Pass[] = [];
     for (let r = 0; r < REPEATS; r++) passes.push(await onePass(stack, roots));
     const cpu = (p: Pass) => ROLES.map((role) => `${role} ${p.cpuPerRequest[role].toFixed(1)}`).join(', ');
-    log(`  ${label}: ${passes.map((p) => `${p.requestsPerSecond.toFixed(0)} req/s, p50 ${p.p50.toFixed(0)} ms, p99 ${p.p99.toFixed(0)} ms, CPU ms/request: ${cpu(p)}`).join('; ')}`);
+    log(
+      `  ${label}: ${passes.map((p) => `${p.requestsPerSecond.toFixed(0)} req/s, p50 ${p.p50.toFixed(0)} ms, p99 ${p.p99.toFixed(0)} ms, CPU ms/request: ${cpu(p)}`).join('; ')}`,
+    );
     return passes;
   } finally {
     await stack.stop();
@@ -74,20 +89,50 @@ async function measure(label: string, temporalPid: number, start: () => Promise<
 
 export async function apiLoad(temporal: { address: string; pid: number }, pgAdminUrl: string): Promise<ResultRow[]> {
   const temporalAddress = temporal.address;
-  const embeddedUrl = (stack: ServiceStack) => `postgresql://postgres:${encodeURIComponent(stack.embedded!.password)}@127.0.0.1:${stack.embedded!.port}/postgres`;
-  const embedded = await measure('embedded default', temporal.pid, () => startServiceStack({ temporalAddress }), embeddedUrl);
+  const embeddedUrl = (stack: ServiceStack) =>
+    `postgresql://postgres:${encodeURIComponent(stack.embedded!.password)}@127.0.0.1:${stack.embedded!.port}/postgres`;
+  const embedded = await measure(
+    'embedded default',
+    temporal.pid,
+    () => startServiceStack({ temporalAddress }),
+    embeddedUrl,
+  );
   const name = `tw_bench_api_${randomBytes(4).toString('hex')}`;
-  const server = await measure('PostgreSQL server', temporal.pid, () => startServiceStack({ temporalAddress, databaseUrl: databaseUrl(pgAdminUrl, name) }), () => pgAdminUrl).finally(() => dropDatabase(pgAdminUrl, name));
+  const server = await measure(
+    'PostgreSQL server',
+    temporal.pid,
+    () => startServiceStack({ temporalAddress, databaseUrl: databaseUrl(pgAdminUrl, name) }),
+    () => pgAdminUrl,
+  ).finally(() => dropDatabase(pgAdminUrl, name));
   const s = `8 API, ${CLIENTS} clients, mixed`;
   const of = (passes: Pass[], key: 'requestsPerSecond' | 'p50' | 'p99') => passes.map((p) => p[key]);
   return [
     row(s, 'embedded default: requests/s', 'req/s', of(embedded, 'requestsPerSecond')),
     row(s, 'embedded default: p50', 'ms', of(embedded, 'p50')),
     row(s, 'embedded default: p99', 'ms', of(embedded, 'p99')),
-    row(s, 'PostgreSQL server: requests/s', 'req/s', of(server, 'requestsPerSecond'), undefined, process.env.DATABASE_URL ? "DATABASE_URL's server" : "the bench's throwaway cluster, fsync off"),
+    row(
+      s,
+      'PostgreSQL server: requests/s',
+      'req/s',
+      of(server, 'requestsPerSecond'),
+      undefined,
+      process.env.DATABASE_URL ? "DATABASE_URL's server" : "the bench's throwaway cluster, fsync off",
+    ),
     row(s, 'PostgreSQL server: p50', 'ms', of(server, 'p50')),
     row(s, 'PostgreSQL server: p99', 'ms', of(server, 'p99')),
-    row(s, 'embedded ÷ server requests/s', '×', embedded.map((e, i) => e.requestsPerSecond / server[i].requestsPerSecond)),
-    ...ROLES.map((role) => row(s, `embedded default: CPU per request, ${role}`, 'ms', embedded.map((p) => p.cpuPerRequest[role]))),
+    row(
+      s,
+      'embedded ÷ server requests/s',
+      '×',
+      embedded.map((e, i) => e.requestsPerSecond / server[i].requestsPerSecond),
+    ),
+    ...ROLES.map((role) =>
+      row(
+        s,
+        `embedded default: CPU per request, ${role}`,
+        'ms',
+        embedded.map((p) => p.cpuPerRequest[role]),
+      ),
+    ),
   ];
 }

@@ -20,13 +20,19 @@ const BURST_STATUSES = ['blocked', 'in_review', 'backlog', 'todo', 'done'];
 export async function burst(h: Harness, pool: pg.Pool, companyId: string, agentId: string): Promise<ResultRow[]> {
   const rootId = randomUUID();
   const leaves = Array.from({ length: CHANGES }, () => randomUUID());
-  await insertIssues(pool, companyId, [{ id: rootId, parentId: null, status: 'in_progress' }, ...leaves.map((id) => ({ id, parentId: rootId, status: 'cancelled' }))]);
+  await insertIssues(pool, companyId, [
+    { id: rootId, parentId: null, status: 'in_progress' },
+    ...leaves.map((id) => ({ id, parentId: rootId, status: 'cancelled' })),
+  ]);
   const { rows } = await pool.query<{ id: string }>(
     `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "updatedAt") VALUES (gen_random_uuid(), $1, $2, $2, $3, now()) RETURNING id`,
     [companyId, rootId, agentId],
   );
   const watchdogId = rows[0].id;
-  await h.services.orchestrator.subtreeChanged({ watchdogId, companyId, issueId: rootId, title: 'burst root' }, 'bench_start');
+  await h.services.orchestrator.subtreeChanged(
+    { watchdogId, companyId, issueId: rootId, title: 'burst root' },
+    'bench_start',
+  );
   const id = workflowId.taskWatchdog(rootId);
   const handle = h.services.client.workflow.getHandle(id);
   await eventually(
@@ -42,7 +48,9 @@ export async function burst(h: Harness, pool: pg.Pool, companyId: string, agentI
   for (let b = 0; b < BURSTS; b++) {
     const evaluationsBefore = (await handle.query(watchdogStateQuery)).evaluations;
     const eventsBefore = sum(await runHistoryLengths(h.services.client, id));
-    const startedAt = await paced(CHANGES, CHANGES, (i) => applyChange(h, pool, leaves[i], { status: BURST_STATUSES[b] }));
+    const startedAt = await paced(CHANGES, CHANGES, (i) =>
+      applyChange(h, pool, leaves[i], { status: BURST_STATUSES[b] }),
+    );
     offeredMs.push(startedAt[startedAt.length - 1] - startedAt[0]);
     await quiescence(3000);
     evaluations.push((await handle.query(watchdogStateQuery)).evaluations - evaluationsBefore);
@@ -54,7 +62,14 @@ export async function burst(h: Harness, pool: pg.Pool, companyId: string, agentI
   return [
     row(s, 'evaluations per burst', 'evals', evaluations, { text: '≤ 5', ok: (m) => m <= 5 }),
     row(s, 'history events per change', 'events', eventsPerChange, { text: '≤ 1.2', ok: (m) => m <= 1.2 }),
-    row(s, 'longest run history', 'events', runs, { text: `≤ ${HISTORY_LIMIT} (every run)`, ok: () => longest <= HISTORY_LIMIT }, `${runs.length} runs after ${BURSTS} bursts; max ${longest}`),
+    row(
+      s,
+      'longest run history',
+      'events',
+      runs,
+      { text: `≤ ${HISTORY_LIMIT} (every run)`, ok: () => longest <= HISTORY_LIMIT },
+      `${runs.length} runs after ${BURSTS} bursts; max ${longest}`,
+    ),
     row(s, 'time to offer 1,000 changes', 'ms', offeredMs),
   ];
 }

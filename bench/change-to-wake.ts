@@ -27,7 +27,9 @@ export async function changeToWake(h: Harness, pool: pg.Pool, trees: SmallWatche
     await quiescence();
     bookkeeping.push((statementCount() - before) / BOOKKEEPING_CHANGES);
   }
-  const { rows: woken } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM "WakeRequest" WHERE reason = 'task_watchdog_stopped_subtree'`);
+  const { rows: woken } = await pool.query<{ n: string }>(
+    `SELECT count(*) AS n FROM "WakeRequest" WHERE reason = 'task_watchdog_stopped_subtree'`,
+  );
   if (Number(woken[0].n) !== 0) throw new Error(`scenario 2: bookkeeping changes woke ${woken[0].n} agents`);
   log(`  bookkeeping rounds done`);
 
@@ -43,7 +45,10 @@ export async function changeToWake(h: Harness, pool: pg.Pool, trees: SmallWatche
     const since = new Date(changedAt[0]);
     const expected = trees.filter((_, i) => material(i)).length;
     const triggered = async () => {
-      const { rows } = await pool.query<{ id: string; at: Date }>(`SELECT id, "lastTriggeredAt" AS at FROM "Watchdog" WHERE "lastTriggeredAt" >= $1`, [since]);
+      const { rows } = await pool.query<{ id: string; at: Date }>(
+        `SELECT id, "lastTriggeredAt" AS at FROM "Watchdog" WHERE "lastTriggeredAt" >= $1`,
+        [since],
+      );
       return rows;
     };
     await eventually(
@@ -62,7 +67,21 @@ export async function changeToWake(h: Harness, pool: pg.Pool, trees: SmallWatche
   return [
     row(s, 'change-to-wake p50', 'ms', p50, undefined, 'includes the 500 ms debounce'),
     row(s, 'change-to-wake p99', 'ms', p99, undefined, '100 waking changes per round'),
-    row(s, 'statements per bookkeeping change', 'stmts', bookkeeping, { text: '≤ 3', ok: (m) => m <= 3 }, 'fan-out lookup + one evaluation'),
-    row(s, 'statements per change, 1 in 10 waking', 'stmts', mixed, undefined, 'incl. the wakes, their review runs and the evaluations those cause'),
+    row(
+      s,
+      'statements per bookkeeping change',
+      'stmts',
+      bookkeeping,
+      { text: '≤ 3', ok: (m) => m <= 3 },
+      'fan-out lookup + one evaluation',
+    ),
+    row(
+      s,
+      'statements per change, 1 in 10 waking',
+      'stmts',
+      mixed,
+      undefined,
+      'incl. the wakes, their review runs and the evaluations those cause',
+    ),
   ];
 }

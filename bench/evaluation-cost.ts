@@ -32,7 +32,14 @@ export async function evaluationCost(h: Harness, pool: pg.Pool): Promise<ResultR
   // way the evaluation computes it, so a mismatch (and a wake) would show up as a failed check below.
   const leaves = tree.issues
     .filter((i) => isLeaf.has(i.id))
-    .map((i) => ({ id: i.id, status: i.status, assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [], executionBlockerIds: [] }))
+    .map((i) => ({
+      id: i.id,
+      status: i.status,
+      assigneeAgentId: null,
+      blockerIds: [],
+      pendingInteractionIds: [],
+      executionBlockerIds: [],
+    }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)); // the order classifySubtree fingerprints in
   const { rows } = await pool.query<{ id: string }>(
     `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "lastReviewedFingerprint", "updatedAt")
@@ -44,7 +51,9 @@ export async function evaluationCost(h: Harness, pool: pg.Pool): Promise<ResultR
   const evaluate = async () => {
     const summary = await evaluateWatchdog(h.services, watchdogId);
     if (summary.state !== 'already_reviewed' || summary.includedCount !== SIZE) {
-      throw new Error(`scenario 1: expected an already-reviewed ${SIZE}-issue subtree, got ${summary.state} over ${summary.includedCount}`);
+      throw new Error(
+        `scenario 1: expected an already-reviewed ${SIZE}-issue subtree, got ${summary.state} over ${summary.includedCount}`,
+      );
     }
   };
   const bare = async () => {

@@ -46,12 +46,39 @@ export async function idleCost(h: Harness, trees: SmallWatchedTree[]): Promise<I
   return {
     statementsPerTick: perTick.sort((a, b) => a - b)[Math.floor(perTick.length / 2)],
     rows: [
-      row(s, 'statements per 10 minutes', 'stmts', windows.map((w) => w.statements)),
-      row(s, 'safety ticks per 10 minutes', 'ticks', totals.map((t) => t.timersFired)),
-      row(s, 'evaluations per safety tick', 'evals', [evaluationsPerTick], { text: 'safety ticks only', ok: () => onlyTicks }, `pooled over the windows; ${all.signals} signals`),
-      row(s, 'workflow tasks per 10 minutes', 'tasks', totals.map((t) => t.workflowTasks)),
+      row(
+        s,
+        'statements per 10 minutes',
+        'stmts',
+        windows.map((w) => w.statements),
+      ),
+      row(
+        s,
+        'safety ticks per 10 minutes',
+        'ticks',
+        totals.map((t) => t.timersFired),
+      ),
+      row(
+        s,
+        'evaluations per safety tick',
+        'evals',
+        [evaluationsPerTick],
+        { text: 'safety ticks only', ok: () => onlyTicks },
+        `pooled over the windows; ${all.signals} signals`,
+      ),
+      row(
+        s,
+        'workflow tasks per 10 minutes',
+        'tasks',
+        totals.map((t) => t.workflowTasks),
+      ),
       row(s, 'statements per tick', 'stmts', perTick),
-      row(s, 'workflow tasks per tick', 'tasks', totals.map((t) => t.workflowTasks / Math.max(1, t.timersFired))),
+      row(
+        s,
+        'workflow tasks per tick',
+        'tasks',
+        totals.map((t) => t.workflowTasks / Math.max(1, t.timersFired)),
+      ),
     ],
   };
 }

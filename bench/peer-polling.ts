@@ -32,16 +32,16 @@ async function reconcileAll(db: PrismaClient, firstRunGraceMs: number): Promise<
   for (const w of watchdogs) {
     // the same one-statement read treewarden's evaluation uses, so the comparison is the scheduling, not the query
     const { nodes } = await loadEvaluationInput(db, w.id);
-    classifySubtree(
-      nodes,
-      { agentId: w.agentId, instructions: w.instructions },
-      new Date(),
-      firstRunGraceMs,
-    );
+    classifySubtree(nodes, { agentId: w.agentId, instructions: w.instructions }, new Date(), firstRunGraceMs);
   }
 }
 
-export async function peerPolling(h: Harness, pool: pg.Pool, trees: SmallWatchedTree[], treewardenStatementsPerTick: number): Promise<ResultRow[]> {
+export async function peerPolling(
+  h: Harness,
+  pool: pg.Pool,
+  trees: SmallWatchedTree[],
+  treewardenStatementsPerTick: number,
+): Promise<ResultRow[]> {
   const peerPool = taggedPool(databaseUrlOf(h), 'peer', 2);
   const peer = new PrismaClient({ adapter: new PrismaPg(peerPool) });
   const windowChanges = (CHANGES_PER_SECOND * PEER_INTERVAL_MS) / 1000;
@@ -62,7 +62,9 @@ export async function peerPolling(h: Harness, pool: pg.Pool, trees: SmallWatched
         await reconcileAll(peer, h.services.config.TREEWARDEN_FIRST_RUN_GRACE_MS);
         passMs.push(ms(start));
       })();
-      await paced(windowChanges, CHANGES_PER_SECOND, (i) => applyChange(h, pool, trees[(w * windowChanges + i) % trees.length].leafId, { title: `peer window ${w}` }));
+      await paced(windowChanges, CHANGES_PER_SECOND, (i) =>
+        applyChange(h, pool, trees[(w * windowChanges + i) % trees.length].leafId, { title: `peer window ${w}` }),
+      );
       await pass;
       await sleep(Math.max(0, from + PEER_INTERVAL_MS - Date.now()));
       await quiescence(); // treewarden's reactions to the window's last changes belong to the window
@@ -81,7 +83,14 @@ export async function peerPolling(h: Harness, pool: pg.Pool, trees: SmallWatched
   const s = `7 peer polling vs events, 1k watchdogs, ${CHANGES_PER_SECOND} changes/s`;
   return [
     row(s, 'peer (30 s reconcile tick) statements/min', 'stmts/min', peerPerMinute),
-    row(s, 'treewarden (events + safety ticks) statements/min', 'stmts/min', treewardenPerMinute, undefined, `ticks: ${ticksPerMinute}/min at ${treewardenStatementsPerTick.toFixed(1)} stmts each (scenario 3)`),
+    row(
+      s,
+      'treewarden (events + safety ticks) statements/min',
+      'stmts/min',
+      treewardenPerMinute,
+      undefined,
+      `ticks: ${ticksPerMinute}/min at ${treewardenStatementsPerTick.toFixed(1)} stmts each (scenario 3)`,
+    ),
     row(s, 'peer ÷ treewarden (same windows)', '×', ratios),
     row(s, 'peer ÷ treewarden if nothing changed', '×', idleRatios, undefined, 'treewarden: safety ticks only'),
     row(s, 'one peer reconciliation pass', 'ms', passMs),

@@ -43,7 +43,9 @@ export function cpuSeconds(roots: Record<string, number>): Record<string, number
   const treeTicks = (pid: number): number => {
     const self = byPid.get(pid);
     if (!self) return 0;
-    return self.ownTicks + self.reapedChildTicks + (children.get(pid) ?? []).reduce((sum, c) => sum + treeTicks(c.pid), 0);
+    return (
+      self.ownTicks + self.reapedChildTicks + (children.get(pid) ?? []).reduce((sum, c) => sum + treeTicks(c.pid), 0)
+    );
   };
   return Object.fromEntries(Object.entries(roots).map(([role, pid]) => [role, treeTicks(pid) / TICKS_PER_SECOND]));
 }
@@ -56,7 +58,9 @@ export function parentOf(pid: number): number {
 
 /** The child of `parent` whose command line contains `marker`. */
 export function childWith(parent: number, marker: string): number {
-  const child = allStats().find((s) => s.ppid === parent && fs.readFileSync(`/proc/${s.pid}/cmdline`, 'utf8').includes(marker));
+  const child = allStats().find(
+    (s) => s.ppid === parent && fs.readFileSync(`/proc/${s.pid}/cmdline`, 'utf8').includes(marker),
+  );
   if (!child) throw new Error(`process ${parent} has no child running ${marker}`);
   return child.pid;
 }

@@ -21,7 +21,6 @@ import { insertIssues, treeOf } from './worlds';
 const MEMBERS = 1000;
 const REPEATS = 2;
 
-
 interface SeededHold {
   holdId: string;
   rootId: string;
@@ -38,7 +37,11 @@ async function seedInterruptedHold(pool: pg.Pool, companyId: string, agentId: st
   const ids = tree.issues.map((i) => i.id);
   const wakeIds = ids.map(() => randomUUID());
   const runIds = ids.map(() => randomUUID());
-  await pool.query(`INSERT INTO "TreeHold" (id, "companyId", "rootIssueId", "appliedAt") VALUES ($1, $2, $3, now())`, [holdId, companyId, tree.rootId]);
+  await pool.query(`INSERT INTO "TreeHold" (id, "companyId", "rootIssueId", "appliedAt") VALUES ($1, $2, $3, now())`, [
+    holdId,
+    companyId,
+    tree.rootId,
+  ]);
   await pool.query(
     `INSERT INTO "WakeRequest" (id, "companyId", "agentId", "issueId", reason, status, "runId", "claimedAt")
      SELECT u.wake, $1, $2, u.issue, 'bench_seed', 'claimed', u.run, now() FROM unnest($3::uuid[], $4::uuid[], $5::uuid[]) AS u(wake, issue, run)`,
@@ -67,11 +70,15 @@ async function seedInterruptedHold(pool: pg.Pool, companyId: string, agentId: st
 async function floor(h: Harness, companyId: string, agentId: string, hold: SeededHold): Promise<void> {
   await bareInserts(h, companyId, agentId, hold);
   const taskQueue = `bench-floor-${randomUUID()}`;
-  await inParallel(hold.interruptedRunIds, FAN_OUT_CONCURRENCY, (runId) => h.services.client.workflow.start('benchBareStart', { taskQueue, workflowId: `bench-floor:${runId}` }));
+  await inParallel(hold.interruptedRunIds, FAN_OUT_CONCURRENCY, (runId) =>
+    h.services.client.workflow.start('benchBareStart', { taskQueue, workflowId: `bench-floor:${runId}` }),
+  );
 }
 
 async function terminateFloorStarts(h: Harness, hold: SeededHold): Promise<void> {
-  await inParallel(hold.interruptedRunIds, 16, (runId) => h.services.client.workflow.getHandle(`bench-floor:${runId}`).terminate('bench floor'));
+  await inParallel(hold.interruptedRunIds, 16, (runId) =>
+    h.services.client.workflow.getHandle(`bench-floor:${runId}`).terminate('bench floor'),
+  );
 }
 
 async function bareInserts(h: Harness, companyId: string, agentId: string, hold: SeededHold): Promise<void> {
@@ -89,7 +96,12 @@ async function bareInserts(h: Harness, companyId: string, agentId: string, hold:
   }
 }
 
-export async function releaseFanout(h: Harness, pool: pg.Pool, companyId: string, agentId: string): Promise<ResultRow[]> {
+export async function releaseFanout(
+  h: Harness,
+  pool: pg.Pool,
+  companyId: string,
+  agentId: string,
+): Promise<ResultRow[]> {
   const releaseMs: number[] = [];
   const bareMs: number[] = [];
   const ratios: number[] = [];
@@ -99,7 +111,12 @@ export async function releaseFanout(h: Harness, pool: pg.Pool, companyId: string
     const twin = await seedInterruptedHold(pool, companyId, agentId);
     await pool.query('ANALYZE');
     // the hold's workflow applies the pause (already applied: a no-op over settled runs) and awaits its release
-    await h.services.orchestrator.startHold({ holdId: hold.holdId, companyId, rootIssueId: hold.rootId, title: 'release root' });
+    await h.services.orchestrator.startHold({
+      holdId: hold.holdId,
+      companyId,
+      rootIssueId: hold.rootId,
+      title: 'release root',
+    });
 
     const sides = { release: 0, bare: 0 };
     let resumedRunIds: string[] = [];
@@ -110,7 +127,8 @@ export async function releaseFanout(h: Harness, pool: pg.Pool, companyId: string
         const actor = { kind: 'system' as const, companyId };
         const release = { holdId: hold.holdId, releaseId: randomUUID(), wakeAgents: false, actor };
         const outcome = await h.services.orchestrator.releaseHold(release);
-        if (outcome.resumed.length !== MEMBERS) throw new Error(`scenario 5: release resumed ${outcome.resumed.length} of ${MEMBERS}`);
+        if (outcome.resumed.length !== MEMBERS)
+          throw new Error(`scenario 5: release resumed ${outcome.resumed.length} of ${MEMBERS}`);
         resumedRunIds = outcome.resumed.map((x) => x.runId);
       }
       sides[side] = ms(start);
@@ -136,7 +154,14 @@ export async function releaseFanout(h: Harness, pool: pg.Pool, companyId: string
     row(s, 'release until all resumed', 'ms', releaseMs),
     row(s, 'floor: 1,000 bare inserts of the same rows + 1,000 bare workflow starts', 'ms', bareMs),
     row(s, 'release ÷ floor (paired)', '×', ratios, { text: '≤ 5×', ok: (m) => m <= 5 }),
-    row(s, 'exactly-once violations', 'count', violations, { text: '0', ok: () => violations.every((v) => v === 0) }, 'after a second release and a replay of every settlement'),
+    row(
+      s,
+      'exactly-once violations',
+      'count',
+      violations,
+      { text: '0', ok: () => violations.every((v) => v === 0) },
+      'after a second release and a replay of every settlement',
+    ),
   ];
 }
 

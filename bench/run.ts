@@ -90,11 +90,16 @@ function machine() {
 const format = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
 
 function table(rows: ResultRow[]): string {
-  const lines = ['| scenario | metric | median | min | max | n | unit | target | met |', '| --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- |'];
+  const lines = [
+    '| scenario | metric | median | min | max | n | unit | target | met |',
+    '| --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- |',
+  ];
   for (const r of rows) {
     const met = r.met === undefined ? '' : r.met ? 'yes' : '**no**';
     const metric = r.note ? `${r.metric} (${r.note})` : r.metric;
-    lines.push(`| ${r.scenario} | ${metric} | ${format(r.figure.median)} | ${format(r.figure.min)} | ${format(r.figure.max)} | ${r.figure.n} | ${r.unit} | ${r.target ?? ''} | ${met} |`);
+    lines.push(
+      `| ${r.scenario} | ${metric} | ${format(r.figure.median)} | ${format(r.figure.min)} | ${format(r.figure.max)} | ${r.figure.n} | ${r.unit} | ${r.target ?? ''} | ${met} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -114,14 +119,22 @@ async function main(): Promise<void> {
   /** keeps a scenario's rows and shows them at once, so a long run reports as it goes */
   const record = (rows: ResultRow[]) => {
     results.push(...rows);
-    for (const r of rows) log(`  ${r.scenario} | ${r.metric}: ${format(r.figure.median)} ${r.unit} (${format(r.figure.min)}–${format(r.figure.max)})`);
+    for (const r of rows)
+      log(
+        `  ${r.scenario} | ${r.metric}: ${format(r.figure.median)} ${r.unit} (${format(r.figure.min)}–${format(r.figure.max)})`,
+      );
   };
   // BENCH_SCENARIOS=1,5 runs a subset while profiling one cost; the report and BENCHMARKS.md come from full runs
   const selected = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5,6,7,8').split(',').map((s) => s.trim()));
   const wanted = (n: number) => selected.has(String(n));
   try {
     log(`stack up (${elapsed()}); scenario 3 first: its per-tick cost feeds scenario 7`);
-    const idle = wanted(3) || wanted(7) ? await withWorld({ TREEWARDEN_WATCHDOG_TICK_MS: String(IDLE_TICK_MS) }, async (world) => idleCost(world.h, await idleWatchdogs(world, false))) : undefined;
+    const idle =
+      wanted(3) || wanted(7)
+        ? await withWorld({ TREEWARDEN_WATCHDOG_TICK_MS: String(IDLE_TICK_MS) }, async (world) =>
+            idleCost(world.h, await idleWatchdogs(world, false)),
+          )
+        : undefined;
     if (idle && wanted(3)) record(idle.rows);
     // The event-driven scenarios run with the safety tick out of their way (an hour, longer than the
     // bench): scenario 3 measures the tick on its own, and scenario 7 adds it at its production rate.
@@ -152,13 +165,21 @@ async function main(): Promise<void> {
   }
   results.sort((a, b) => parseInt(a.scenario, 10) - parseInt(b.scenario, 10));
   const durationSeconds = Math.round((Date.now() - startedAt.getTime()) / 1000);
-  const report = { startedAt: startedAt.toISOString(), durationSeconds, machine: machine(), command: 'npm run bench', results };
+  const report = {
+    startedAt: startedAt.toISOString(),
+    durationSeconds,
+    machine: machine(),
+    command: 'npm run bench',
+    results,
+  };
   const dir = path.join(REPO_ROOT, '.bench');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `results-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
   fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   fs.copyFileSync(file, path.join(dir, 'latest.json'));
-  process.stdout.write(`\n${table(results)}\n\n${durationSeconds} s on ${report.machine.cores} × ${report.machine.cpu}; JSON: ${path.relative(REPO_ROOT, file)}\n`);
+  process.stdout.write(
+    `\n${table(results)}\n\n${durationSeconds} s on ${report.machine.cores} × ${report.machine.cpu}; JSON: ${path.relative(REPO_ROOT, file)}\n`,
+  );
 }
 
 main().then(

@@ -142,13 +142,23 @@ export interface HistoryTally {
   signals: number;
 }
 
-export const emptyTally = (): HistoryTally => ({ events: 0, workflowTasks: 0, timersFired: 0, activitiesScheduled: 0, signals: 0 });
+export const emptyTally = (): HistoryTally => ({
+  events: 0,
+  workflowTasks: 0,
+  timersFired: 0,
+  activitiesScheduled: 0,
+  signals: 0,
+});
 
 /**
  * Tallies one workflow's history (latest run) into the given time windows [from, to).
  * Event kinds are told apart by their attribute fields, so no protobuf enum import is needed.
  */
-export async function tallyHistory(client: TemporalClient, workflowId: string, windows: { from: number; to: number }[]): Promise<HistoryTally[]> {
+export async function tallyHistory(
+  client: TemporalClient,
+  workflowId: string,
+  windows: { from: number; to: number }[],
+): Promise<HistoryTally[]> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const tallies = windows.map(emptyTally);
   for (const e of history.events ?? []) {
@@ -221,9 +231,23 @@ export interface ResultRow {
   note?: string;
 }
 
-export function row(scenario: string, metric: string, unit: string, values: number[], target?: { text: string; ok: (median: number) => boolean }, note?: string): ResultRow {
+export function row(
+  scenario: string,
+  metric: string,
+  unit: string,
+  values: number[],
+  target?: { text: string; ok: (median: number) => boolean },
+  note?: string,
+): ResultRow {
   const figure = summarize(values);
-  return { scenario, metric, unit, figure, ...(target ? { target: target.text, met: target.ok(figure.median) } : {}), ...(note ? { note } : {}) };
+  return {
+    scenario,
+    metric,
+    unit,
+    figure,
+    ...(target ? { target: target.text, met: target.ok(figure.median) } : {}),
+    ...(note ? { note } : {}),
+  };
 }
 
 export const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
@@ -235,7 +259,11 @@ export function collectGarbage(): void {
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
-export async function inParallel<T>(items: T[], limit: number, fn: (item: T, index: number) => Promise<unknown>): Promise<void> {
+export async function inParallel<T>(
+  items: T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) {

@@ -15,7 +15,13 @@ const CHUNK = 2_250;
 const SAMPLES = 5;
 const MiB = 1024 * 1024;
 
-export async function workerMemory(h: Harness, pool: pg.Pool, companyId: string, agentId: string, alreadyRunning: number): Promise<ResultRow[]> {
+export async function workerMemory(
+  h: Harness,
+  pool: pg.Pool,
+  companyId: string,
+  agentId: string,
+  alreadyRunning: number,
+): Promise<ResultRow[]> {
   const worker = h.worker;
   if (!worker) throw new Error('scenario 6 needs the in-process worker');
   const cacheLimit = worker.options.maxCachedWorkflows;
@@ -32,7 +38,12 @@ export async function workerMemory(h: Harness, pool: pg.Pool, companyId: string,
       await startWatchdogWorkflows(h, companyId, chunk, 32);
       await eventually(
         'a chunk of watchdogs to evaluate',
-        async () => (await evaluatedSince(pool, since, chunk.map((t) => t.watchdogId))) === chunk.length,
+        async () =>
+          (await evaluatedSince(
+            pool,
+            since,
+            chunk.map((t) => t.watchdogId),
+          )) === chunk.length,
         600_000,
       );
       startRates.push(chunk.length / ((Date.now() - since.getTime()) / 1000));
@@ -54,8 +65,20 @@ export async function workerMemory(h: Harness, pool: pg.Pool, companyId: string,
     return [
       row(s, 'process RSS (worker + API + bench)', 'MiB', rss),
       row(s, 'JS heap after GC', 'MiB', heap),
-      row(s, 'heap growth per 1,000 new watchdogs', 'MiB', heap.map((mb) => (mb - heapBefore / MiB) / (trees.length / 1000))),
-      row(s, 'cached workflows', 'workflows', cached, { text: `≤ ${cacheLimit} (SDK default)`, ok: () => cachedMax <= cacheLimit }, `max seen ${cachedMax}`),
+      row(
+        s,
+        'heap growth per 1,000 new watchdogs',
+        'MiB',
+        heap.map((mb) => (mb - heapBefore / MiB) / (trees.length / 1000)),
+      ),
+      row(
+        s,
+        'cached workflows',
+        'workflows',
+        cached,
+        { text: `≤ ${cacheLimit} (SDK default)`, ok: () => cachedMax <= cacheLimit },
+        `max seen ${cachedMax}`,
+      ),
       row(s, `start + first evaluation, per chunk of ${CHUNK}`, 'watchdogs/s', startRates),
     ];
   } finally {

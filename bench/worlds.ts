@@ -46,9 +46,14 @@ export async function insertIssues(pool: pg.Pool, companyId: string, issues: See
  * A tree of `size` issues under one root, fan-out `fanout` (breadth-first), in the given leaf status.
  * Returns the root, every id and the leaves.
  */
-export function treeOf(size: number, fanout: number, leafStatus = 'done'): { rootId: string; issues: SeedIssue[]; leaves: string[] } {
+export function treeOf(
+  size: number,
+  fanout: number,
+  leafStatus = 'done',
+): { rootId: string; issues: SeedIssue[]; leaves: string[] } {
   const issues: SeedIssue[] = [{ id: randomUUID(), parentId: null, status: 'in_progress' }];
-  for (let i = 1; i < size; i++) issues.push({ id: randomUUID(), parentId: issues[Math.floor((i - 1) / fanout)].id, status: 'in_progress' });
+  for (let i = 1; i < size; i++)
+    issues.push({ id: randomUUID(), parentId: issues[Math.floor((i - 1) / fanout)].id, status: 'in_progress' });
   const parents = new Set(issues.map((x) => x.parentId));
   const leaves = issues.filter((x) => !parents.has(x.id));
   for (const leaf of leaves) leaf.status = leafStatus;
@@ -66,13 +71,36 @@ export interface SmallWatchedTree {
  * already reviewed (lastReviewedFingerprint is the fingerprint the evaluation will compute), so an
  * evaluation ends in `already_reviewed` and wakes nobody: an idle watchdog.
  */
-export async function seedIdleWatchdogs(pool: pg.Pool, companyId: string, agentId: string, count: number): Promise<SmallWatchedTree[]> {
-  const trees = Array.from({ length: count }, () => ({ watchdogId: randomUUID(), rootId: randomUUID(), leafId: randomUUID() }));
+export async function seedIdleWatchdogs(
+  pool: pg.Pool,
+  companyId: string,
+  agentId: string,
+  count: number,
+): Promise<SmallWatchedTree[]> {
+  const trees = Array.from({ length: count }, () => ({
+    watchdogId: randomUUID(),
+    rootId: randomUUID(),
+    leafId: randomUUID(),
+  }));
   await insertIssues(pool, companyId, [
     ...trees.map((t) => ({ id: t.rootId, parentId: null, status: 'in_progress' })),
     ...trees.map((t) => ({ id: t.leafId, parentId: t.rootId, status: 'done' })),
   ]);
-  const reviewed = trees.map((t) => stopFingerprint([{ id: t.leafId, status: 'done', assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [], executionBlockerIds: [] }], { agentId, instructions: null }));
+  const reviewed = trees.map((t) =>
+    stopFingerprint(
+      [
+        {
+          id: t.leafId,
+          status: 'done',
+          assigneeAgentId: null,
+          blockerIds: [],
+          pendingInteractionIds: [],
+          executionBlockerIds: [],
+        },
+      ],
+      { agentId, instructions: null },
+    ),
+  );
   await pool.query(
     `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "lastReviewedFingerprint", "updatedAt")
      SELECT u.id, $1::uuid, u.issue, u.issue, $2::uuid, u.fp, now() FROM unnest($3::uuid[], $4::uuid[], $5::text[]) AS u(id, issue, fp)`,
@@ -82,9 +110,17 @@ export async function seedIdleWatchdogs(pool: pg.Pool, companyId: string, agentI
 }
 
 /** Starts (or signals) each watchdog's workflow the way recovery and every change do: signal-with-start. */
-export async function startWatchdogWorkflows(h: Harness, companyId: string, trees: SmallWatchedTree[], concurrency = 16): Promise<void> {
+export async function startWatchdogWorkflows(
+  h: Harness,
+  companyId: string,
+  trees: SmallWatchedTree[],
+  concurrency = 16,
+): Promise<void> {
   await inParallel(trees, concurrency, (t) =>
-    h.services.orchestrator.subtreeChanged({ watchdogId: t.watchdogId, companyId, issueId: t.rootId, title: 'bench issue' }, 'bench_start'),
+    h.services.orchestrator.subtreeChanged(
+      { watchdogId: t.watchdogId, companyId, issueId: t.rootId, title: 'bench issue' },
+      'bench_start',
+    ),
   );
 }
 
@@ -105,8 +141,17 @@ export async function evaluatedSince(pool: pg.Pool, since: Date, watchdogIds: st
  * bench's uncounted pool), then treewarden's notification fan-out, `notifySubtreeChanged` (counted).
  * A status change is material (new stop fingerprint); a title change is bookkeeping (same fingerprint).
  */
-export async function applyChange(h: Harness, pool: pg.Pool, issueId: string, change: { status: string } | { title: string }): Promise<void> {
-  if ('status' in change) await pool.query(`UPDATE "Issue" SET status = $2::"IssueStatus", "updatedAt" = now() WHERE id = $1`, [issueId, change.status]);
+export async function applyChange(
+  h: Harness,
+  pool: pg.Pool,
+  issueId: string,
+  change: { status: string } | { title: string },
+): Promise<void> {
+  if ('status' in change)
+    await pool.query(`UPDATE "Issue" SET status = $2::"IssueStatus", "updatedAt" = now() WHERE id = $1`, [
+      issueId,
+      change.status,
+    ]);
   else await pool.query(`UPDATE "Issue" SET title = $2, "updatedAt" = now() WHERE id = $1`, [issueId, change.title]);
   await notifySubtreeChanged(h.services, [issueId], 'issue_updated');
 }

@@ -29,6 +29,7 @@ export function exitCodeFor(error: unknown): number {
 
 export function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error && !error.message.includes(error.cause.message) ? `: ${error.cause.message}` : '';
+  const cause =
+    error.cause instanceof Error && !error.message.includes(error.cause.message) ? `: ${error.cause.message}` : '';
   return error.message + cause;
 }

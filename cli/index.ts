@@ -54,7 +54,10 @@ function runScript(script: string): Promise<number> {
   // Its own process group, so signals reach it only through us, exactly once: a terminal's Ctrl-C
   // hits our group and tsx may relay the same signal to us again, but a second SIGINT in the child
   // would skip its graceful drain. A repeat after the window (an impatient second Ctrl-C) is passed on.
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '..', script)], { stdio: 'inherit', detached: true });
+  const child = spawn(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '..', script)], {
+    stdio: 'inherit',
+    detached: true,
+  });
   const lastForwarded = new Map<NodeJS.Signals, number>();
   const forward = (signal: NodeJS.Signals) => {
     if (Date.now() - (lastForwarded.get(signal) ?? 0) > 1_000) child.kill(signal);
@@ -82,17 +85,23 @@ function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', EXIT_HELP);
   const command = (nameAndArgs: string, summary: string, description = summary) =>
-    program.command(nameAndArgs).summary(summary).description(description).option('--json', 'machine-readable output on stdout');
+    program
+      .command(nameAndArgs)
+      .summary(summary)
+      .description(description)
+      .option('--json', 'machine-readable output on stdout');
 
-  for (const [name, script] of [['worker', 'workers/main.ts'], ['api', 'api/main.ts']] as const) {
+  for (const [name, script] of [
+    ['worker', 'workers/main.ts'],
+    ['api', 'api/main.ts'],
+  ] as const) {
     command(
       name,
       `run the ${name} process (tsx ${script})`,
       `Run the ${name} process (tsx ${script}) with inherited stdio until SIGTERM/SIGINT, and exit with its exit code.\nIts logs are NDJSON on stdout already; --json only formats the CLI's own errors.`,
-    )
-      .action(async () => {
-        process.exitCode = await runScript(script);
-      });
+    ).action(async () => {
+      process.exitCode = await runScript(script);
+    });
   }
 
   command(
@@ -104,9 +113,11 @@ function buildProgram(): Command {
     .action(async (id: string, opts: JsonOption & { connectTimeout: number }) => {
       const ids = candidateWorkflowIds(id);
       const address = process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
-      const connection = await Connection.connect({ address, connectTimeout: opts.connectTimeout }).catch((error: unknown) => {
-        throw new Error(`cannot reach Temporal at ${address}: ${messageOf(error)}`);
-      });
+      const connection = await Connection.connect({ address, connectTimeout: opts.connectTimeout }).catch(
+        (error: unknown) => {
+          throw new Error(`cannot reach Temporal at ${address}: ${messageOf(error)}`);
+        },
+      );
       try {
         const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' });
         const status = await workflowStatus(client, await describeWorkflow(client, ids));
@@ -116,43 +127,65 @@ function buildProgram(): Command {
       }
     });
 
-  command('stop <id>', 'stop an agent run, shell job or monitor by id and print the verified result (POST /api/work/:id/stop)')
-    .action(async (workId: string, opts: JsonOption) => {
-      const result = await apiClient().stopWork(uuid(workId, 'id'));
-      const survivors = 'attempts' in result.stop ? result.stop.attempts.flatMap((a) => a.survivors.map((s) => `  ${a.signal} left pid ${s.pid}: ${s.command}`)) : [];
-      print(opts, result, () => [`${result.kind} ${result.id}: ${result.stop.verdict}`, ...survivors].join('\n'));
-    });
+  command(
+    'stop <id>',
+    'stop an agent run, shell job or monitor by id and print the verified result (POST /api/work/:id/stop)',
+  ).action(async (workId: string, opts: JsonOption) => {
+    const result = await apiClient().stopWork(uuid(workId, 'id'));
+    const survivors =
+      'attempts' in result.stop
+        ? result.stop.attempts.flatMap((a) => a.survivors.map((s) => `  ${a.signal} left pid ${s.pid}: ${s.command}`))
+        : [];
+    print(opts, result, () => [`${result.kind} ${result.id}: ${result.stop.verdict}`, ...survivors].join('\n'));
+  });
 
-  command('inspect <id>', 'show the ownership graph of an agent run, shell job or monitor (read-only; spawns nothing)')
-    .action(async (workId: string, opts: JsonOption) => {
-      const view = await apiClient().inspectWork(uuid(workId, 'id'));
-      print(opts, view, () =>
-        [
-          `${view.kind} ${view.id}: ${view.verdict} — ${view.action}`,
-          ...(view.processTree.visible ? view.processTree.processes.map((p) => `  pid ${p.pid} (group ${p.pgid}, parent ${p.ppid}): ${p.command}`) : [`  processes: ${view.processTree.detail}`]),
-          ...(view.jobs ?? []).map((j) => `  ${j.kind} ${j.id}: ${j.status}${j.verdict ? ` (${j.verdict})` : ''}`),
-          ...(view.workspace ? [`  workspace ${view.workspace.path ?? '-'}; writer lock holders: ${view.workspace.writerLock.holders === null ? 'unknown (host unreachable)' : view.workspace.writerLock.holders.join(', ') || 'none'}; tombstone: ${view.workspace.tombstone.matches ? 'matches' : 'none'}`] : []),
-          ...(view.supersededBy ? [`  superseded by run ${view.supersededBy.run.id}`] : []),
-        ].join('\n'),
-      );
-    });
+  command(
+    'inspect <id>',
+    'show the ownership graph of an agent run, shell job or monitor (read-only; spawns nothing)',
+  ).action(async (workId: string, opts: JsonOption) => {
+    const view = await apiClient().inspectWork(uuid(workId, 'id'));
+    print(opts, view, () =>
+      [
+        `${view.kind} ${view.id}: ${view.verdict} — ${view.action}`,
+        ...(view.processTree.visible
+          ? view.processTree.processes.map((p) => `  pid ${p.pid} (group ${p.pgid}, parent ${p.ppid}): ${p.command}`)
+          : [`  processes: ${view.processTree.detail}`]),
+        ...(view.jobs ?? []).map((j) => `  ${j.kind} ${j.id}: ${j.status}${j.verdict ? ` (${j.verdict})` : ''}`),
+        ...(view.workspace
+          ? [
+              `  workspace ${view.workspace.path ?? '-'}; writer lock holders: ${view.workspace.writerLock.holders === null ? 'unknown (host unreachable)' : view.workspace.writerLock.holders.join(', ') || 'none'}; tombstone: ${view.workspace.tombstone.matches ? 'matches' : 'none'}`,
+            ]
+          : []),
+        ...(view.supersededBy ? [`  superseded by run ${view.supersededBy.run.id}`] : []),
+      ].join('\n'),
+    );
+  });
 
   program
     .command('host')
-    .summary('the worker fleet\'s hosts')
+    .summary("the worker fleet's hosts")
     .command('lost <hostId>')
-    .summary('declare a host gone for good: its pending stops settle as host-lost (POST /api/hosts/:hostId/lost; TREEWARDEN_TOKEN = the admin token)')
+    .summary(
+      'declare a host gone for good: its pending stops settle as host-lost (POST /api/hosts/:hostId/lost; TREEWARDEN_TOKEN = the admin token)',
+    )
     .option('--json', 'machine-readable output on stdout')
     .action(async (hostId: string, opts: JsonOption) => {
       const lost = await apiClient().declareHostLost(hostId);
-      print(opts, lost, () => `host ${lost.hostId}: lost since ${lost.declaredAt}; ${lost.settledRuns} pending run stops and ${lost.settledJobs} job stops settled as host-lost`);
+      print(
+        opts,
+        lost,
+        () =>
+          `host ${lost.hostId}: lost since ${lost.declaredAt}; ${lost.settledRuns} pending run stops and ${lost.settledJobs} job stops settled as host-lost`,
+      );
     });
 
-  command('ack <runId>', 'acknowledge a failed run that reconciliation could not close (POST /api/runs/:id/ack)')
-    .action(async (runId: string, opts: JsonOption) => {
-      const result = await apiClient().acknowledgeRun(uuid(runId, 'runId'));
-      print(opts, result, () => `run ${result.id}: ${result.status}, ${result.failureState}`);
-    });
+  command(
+    'ack <runId>',
+    'acknowledge a failed run that reconciliation could not close (POST /api/runs/:id/ack)',
+  ).action(async (runId: string, opts: JsonOption) => {
+    const result = await apiClient().acknowledgeRun(uuid(runId, 'runId'));
+    print(opts, result, () => `run ${result.id}: ${result.status}, ${result.failureState}`);
+  });
 
   command(
     'reconcile <blockerOrRunId>',
@@ -160,7 +193,8 @@ function buildProgram(): Command {
     'Resolve an execution blocker (POST /api/execution-blockers/:id/resolve). <blockerOrRunId> is the blocker id or the id of the run it names.\nResolving vouches for what the stopped run did; the interrupted task then resumes once (with the last release of any hold still covering it).',
   )
     .requiredOption('--resolution <resolution>', 'no_external_effects | effects_reviewed', (value: string) => {
-      if (value !== 'no_external_effects' && value !== 'effects_reviewed') throw new InvalidArgumentError('must be no_external_effects or effects_reviewed');
+      if (value !== 'no_external_effects' && value !== 'effects_reviewed')
+        throw new InvalidArgumentError('must be no_external_effects or effects_reviewed');
       return value;
     })
     .option('--note <text>', 'what was reviewed')
@@ -175,7 +209,12 @@ function buildProgram(): Command {
         if (!run?.executionBlocker) throw error;
         return client.resolveExecutionBlocker(run.executionBlocker.id, body);
       });
-      print(opts, resolved, () => `execution blocker ${resolved.id} (run ${resolved.runId ?? '-'}): ${resolved.status} as ${resolved.resolution}`);
+      print(
+        opts,
+        resolved,
+        () =>
+          `execution blocker ${resolved.id} (run ${resolved.runId ?? '-'}): ${resolved.status} as ${resolved.resolution}`,
+      );
     });
 
   command('release <issueId> <holdId>', 'release a tree hold rooted at <issueId>: its interrupted runs resume')
@@ -193,15 +232,30 @@ function buildProgram(): Command {
       );
     });
 
-  command('tree <issueId>', 'print the subtree with its badges: status, assignee, run, holds, watchdog and execution blockers (GET /api/issues/:id/tree)')
+  command(
+    'tree <issueId>',
+    'print the subtree with its badges: status, assignee, run, holds, watchdog and execution blockers (GET /api/issues/:id/tree)',
+  )
     .option('--depth <levels>', 'levels below the issue', positiveInt, 10)
-    .option('--offset <n>', "skip the issue's first n children", (value: string) => (value === '0' ? 0 : positiveInt(value)), 0)
+    .option(
+      '--offset <n>',
+      "skip the issue's first n children",
+      (value: string) => (value === '0' ? 0 : positiveInt(value)),
+      0,
+    )
     .action(async (issueId: string, opts: JsonOption & { depth: number; offset: number }) => {
-      const tree = await apiClient().getTree(uuid(issueId, 'issueId'), { depth: opts.depth, offset: opts.offset, limit: 500 });
+      const tree = await apiClient().getTree(uuid(issueId, 'issueId'), {
+        depth: opts.depth,
+        offset: opts.offset,
+        limit: 500,
+      });
       print(opts, tree, () => formatTree(tree));
     });
 
-  command('pause <issueId>', "pause the issue's subtree: a tree hold stops its live runs, and `release` resumes them (POST /api/issues/:id/tree-holds)")
+  command(
+    'pause <issueId>',
+    "pause the issue's subtree: a tree hold stops its live runs, and `release` resumes them (POST /api/issues/:id/tree-holds)",
+  )
     .option('--reason <text>', 'why, shown with the hold')
     .action(async (issueId: string, opts: JsonOption & { reason?: string }) => {
       const hold = await apiClient().pauseTree(uuid(issueId, 'issueId'), opts.reason ? { reason: opts.reason } : {});
@@ -228,7 +282,8 @@ async function run(argv: string[]): Promise<number> {
     // commander has printed its usage errors already
     if (!(error instanceof CommanderError)) process.stderr.write(`treewarden: ${messageOf(error)}\n`);
     if (argv.includes('--json')) {
-      const api = error instanceof TreewardenApiError ? { status: error.status, code: error.code, details: error.details } : {};
+      const api =
+        error instanceof TreewardenApiError ? { status: error.status, code: error.code, details: error.details } : {};
       process.stdout.write(`${JSON.stringify({ error: { message: messageOf(error), exitCode, ...api } })}\n`);
     }
     return exitCode;

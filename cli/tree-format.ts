@@ -7,7 +7,10 @@ const short = (id: string) => id.slice(0, 8);
 export function badgesOf(node: TreeNode): string[] {
   const badges = [`[${node.status}]`];
   if (node.assignee) badges.push(`@${node.assignee.name}`);
-  if (node.run) badges.push(`run ${short(node.run.id)}: ${node.run.status}${node.run.silentState && node.run.silentState !== 'ok' ? ` (${node.run.silentState})` : ''}`);
+  if (node.run)
+    badges.push(
+      `run ${short(node.run.id)}: ${node.run.status}${node.run.silentState && node.run.silentState !== 'ok' ? ` (${node.run.silentState})` : ''}`,
+    );
   for (const holdId of node.heldBy) badges.push(`held ${short(holdId)}`);
   if (node.watchdog) badges.push(`watchdog${node.watchdog.lastState ? `: ${node.watchdog.lastState}` : ''}`);
   return badges;
@@ -18,14 +21,17 @@ export function formatTree(root: TreeNode): string {
   const visit = (node: TreeNode, prefix: string, connector: string, childPrefix: string) => {
     lines.push(`${prefix}${connector}${node.title}  ${badgesOf(node).join('  ')}  ${node.id}`);
     const under = prefix + childPrefix;
-    for (const blocker of node.blockers) lines.push(`${under}${node.children?.length ? '│ ' : '  '}! blocker ${short(blocker.id)}: ${blocker.nextAction}`);
+    for (const blocker of node.blockers)
+      lines.push(`${under}${node.children?.length ? '│ ' : '  '}! blocker ${short(blocker.id)}: ${blocker.nextAction}`);
     const children = node.children ?? [];
     children.forEach((child, i) => {
       const last = i === children.length - 1 && node.moreChildren === 0;
       visit(child, under, last ? '└─ ' : '├─ ', last ? '   ' : '│  ');
     });
-    if (node.moreChildren > 0) lines.push(`${under}└─ … ${node.moreChildren} more (treewarden tree ${node.id} --offset ${children.length})`);
-    else if (node.children === null && node.childCount > 0) lines.push(`${under}└─ … ${node.childCount} below (treewarden tree ${node.id})`);
+    if (node.moreChildren > 0)
+      lines.push(`${under}└─ … ${node.moreChildren} more (treewarden tree ${node.id} --offset ${children.length})`);
+    else if (node.children === null && node.childCount > 0)
+      lines.push(`${under}└─ … ${node.childCount} below (treewarden tree ${node.id})`);
   };
   visit(root, '', '', '');
   return lines.join('\n');

@@ -10,7 +10,9 @@ const STATE_QUERIES = { 'task-watchdog': watchdogStateQuery, 'tree-hold': holdSt
 export function candidateWorkflowIds(id: string): string[] {
   const match = /^(task-watchdog|tree-hold|agent-run):(.*)$/.exec(id);
   if (!uuidSchema.safeParse(match ? match[2] : id).success) {
-    throw new UsageError(`"${id}" is neither task-watchdog:<issueId>, tree-hold:<holdId>, agent-run:<runId> nor a run or hold UUID`);
+    throw new UsageError(
+      `"${id}" is neither task-watchdog:<issueId>, tree-hold:<holdId>, agent-run:<runId> nor a run or hold UUID`,
+    );
   }
   return match ? [id] : [workflowId.agentRun(id), workflowId.treeHold(id)];
 }
@@ -37,14 +39,21 @@ export async function workflowStatus(client: Client, description: WorkflowExecut
     startTime: description.startTime,
     closeTime: description.closeTime ?? null,
     historyLength: description.historyLength,
-    searchAttributes: Object.fromEntries(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value])),
+    searchAttributes: Object.fromEntries(
+      description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]),
+    ),
     memo: description.memo ?? {},
   };
   const query = STATE_QUERIES[description.workflowId.split(':')[0] as keyof typeof STATE_QUERIES];
   if (!query || description.status.name !== 'RUNNING') return status;
   // a query needs a worker to answer it: do not hang when none is polling
   try {
-    return { ...status, state: await client.withDeadline(Date.now() + 5_000, () => client.workflow.getHandle(description.workflowId).query(query.name)) };
+    return {
+      ...status,
+      state: await client.withDeadline(Date.now() + 5_000, () =>
+        client.workflow.getHandle(description.workflowId).query(query.name),
+      ),
+    };
   } catch (error) {
     return { ...status, stateError: `state query failed (is a worker running?): ${messageOf(error)}` };
   }
@@ -63,7 +72,9 @@ export function humanStatus(status: Awaited<ReturnType<typeof workflowStatus>>):
     ['history', `${status.historyLength} events`],
     ...Object.entries(status.searchAttributes).map(([key, value]): [string, unknown] => [key, value]),
   ];
-  const lines = rows.filter(([, value]) => value != null).map(([key, value]) => `${`${key}:`.padEnd(22)} ${String(value)}`);
+  const lines = rows
+    .filter(([, value]) => value != null)
+    .map(([key, value]) => `${`${key}:`.padEnd(22)} ${String(value)}`);
   if ('state' in status) lines.push(`state:\n${JSON.stringify(status.state, null, 2).replace(/^/gm, '  ')}`);
   if ('stateError' in status) lines.push(`state: ${status.stateError}`);
   return lines.join('\n');

@@ -9,11 +9,19 @@ import type { paths } from './openapi.gen';
 
 type JsonBody<Op> = Op extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 type Body<P extends keyof paths, M extends 'post' | 'put' | 'patch'> = JsonBody<NonNullable<paths[P][M]>>;
-type Query<P extends keyof paths> = NonNullable<paths[P]['get']> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+type Query<P extends keyof paths> =
+  NonNullable<paths[P]['get']> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 /** every value of A is a value of B */
 type Fits<A, B> = [A] extends [B] ? true : false;
 /** the client sends only what the route accepts, and can send all of it (same fields: an optional extra one would fit too) */
-type Same<ClientType, Documented> = [Fits<ClientType, Documented>, Fits<Documented, ClientType>, Fits<keyof ClientType, keyof Documented>, Fits<keyof Documented, keyof ClientType>] extends [true, true, true, true] ? true : false;
+type Same<ClientType, Documented> = [
+  Fits<ClientType, Documented>,
+  Fits<Documented, ClientType>,
+  Fits<keyof ClientType, keyof Documented>,
+  Fits<keyof Documented, keyof ClientType>,
+] extends [true, true, true, true]
+  ? true
+  : false;
 type Assert<T extends true> = T;
 
 export type RequestTypesMatchTheDocument = [
@@ -39,8 +47,13 @@ export type RequestTypesMatchTheDocument = [
   Assert<Same<C.CreateWebhookRequest, Body<'/api/companies/{companyId}/webhooks', 'post'>>>,
 ];
 
-type Answer<Op, S extends number> = Op extends { responses: { [K in S]: { content: { 'application/json': infer A } } } } ? A : never;
-type Documented<P extends keyof paths, M extends keyof paths[P], S extends number = 200> = Answer<NonNullable<paths[P][M]>, S>;
+type Answer<Op, S extends number> = Op extends { responses: { [K in S]: { content: { 'application/json': infer A } } } }
+  ? A
+  : never;
+type Documented<P extends keyof paths, M extends keyof paths[P], S extends number = 200> = Answer<
+  NonNullable<paths[P][M]>,
+  S
+>;
 type Answered<K extends keyof C.TreewardenClient> = Awaited<ReturnType<C.TreewardenClient[K]>>;
 
 /** Each method's answer type is the document's answer of the route it calls (client/responses.ts derives them). */
@@ -58,6 +71,11 @@ export type AnswerTypesMatchTheDocument = [
   Assert<Same<Answered<'resumeTree'>, Documented<'/api/issues/{id}/tree-holds', 'post'>>>,
   Assert<Same<Answered<'releaseTreeHold'>, Documented<'/api/issues/{id}/tree-holds/{holdId}/release', 'post'>>>,
   Assert<Same<Answered<'getTree'>, Documented<'/api/issues/{id}/tree', 'get'>>>,
-  Assert<Same<Answered<'listWebhookDeliveries'>, Documented<'/api/companies/{companyId}/webhooks/{webhookId}/deliveries', 'get'>>>,
+  Assert<
+    Same<
+      Answered<'listWebhookDeliveries'>,
+      Documented<'/api/companies/{companyId}/webhooks/{webhookId}/deliveries', 'get'>
+    >
+  >,
   Assert<Same<Answered<'getPostmortem'>, Documented<'/api/issues/{id}/postmortem', 'get'>>>,
 ];

@@ -7,10 +7,34 @@ import type { ErrorCode } from '../domain/errors';
 import { path, query, transport, type CreateOptions, type TreewardenClientOptions } from './http';
 import type * as Req from './requests';
 import type {
-  AcknowledgedRun, Agent, BackgroundJob, Comment, CompanyOverview, CreatedCompany, CreatedWebhook, ExecutionBlocker,
-  GateEvidence, Interaction, Issue, IssueWithBlockers, List, LostHost, Postmortem, ReleaseTreeHoldResult,
-  ResumeTreeResult, Run, SilenceDecision, TreeHold,
-  TreeHoldWithMembers, TreeNode, Wake, Watchdog, Webhook, WebhookDeliveries, WorkInspection, WorkStopResult,
+  AcknowledgedRun,
+  Agent,
+  BackgroundJob,
+  Comment,
+  CompanyOverview,
+  CreatedCompany,
+  CreatedWebhook,
+  ExecutionBlocker,
+  GateEvidence,
+  Interaction,
+  Issue,
+  IssueWithBlockers,
+  List,
+  LostHost,
+  Postmortem,
+  ReleaseTreeHoldResult,
+  ResumeTreeResult,
+  Run,
+  SilenceDecision,
+  TreeHold,
+  TreeHoldWithMembers,
+  TreeNode,
+  Wake,
+  Watchdog,
+  Webhook,
+  WebhookDeliveries,
+  WorkInspection,
+  WorkStopResult,
 } from './responses';
 
 export type { ErrorCode };
@@ -27,53 +51,31 @@ export function createTreewardenClient(options: TreewardenClientOptions) {
     /** admin token: the host and its processes are gone for good; its pending stops settle as `host-lost` */
     declareHostLost: (hostId: string) => call<LostHost>('POST', path`/api/hosts/${hostId}/lost`),
 
-    createAgent: (
-      companyId: string,
-      body: Req.CreateAgentRequest,
-      options?: CreateOptions,
-    ) => call<Agent>('POST', path`/api/companies/${companyId}/agents`, body, options),
+    createAgent: (companyId: string, body: Req.CreateAgentRequest, options?: CreateOptions) =>
+      call<Agent>('POST', path`/api/companies/${companyId}/agents`, body, options),
     listAgents: (companyId: string) => call<List<Agent>>('GET', path`/api/companies/${companyId}/agents`),
-    updateAgent: (
-      agentId: string,
-      body: Req.UpdateAgentRequest,
-    ) => call<Agent>('PATCH', path`/api/agents/${agentId}`, body),
+    updateAgent: (agentId: string, body: Req.UpdateAgentRequest) =>
+      call<Agent>('PATCH', path`/api/agents/${agentId}`, body),
 
-    createIssue: (
-      companyId: string,
-      body: Req.CreateIssueRequest,
-      options?: CreateOptions,
-    ) => call<Issue>('POST', path`/api/companies/${companyId}/issues`, body, options),
+    createIssue: (companyId: string, body: Req.CreateIssueRequest, options?: CreateOptions) =>
+      call<Issue>('POST', path`/api/companies/${companyId}/issues`, body, options),
     listIssues: (companyId: string, listQuery: Req.ListIssuesQuery = {}) =>
-      call<List<Issue>>(
-        'GET',
-        path`/api/companies/${companyId}/issues` + query({ parentId: listQuery.parentId }),
-      ),
+      call<List<Issue>>('GET', path`/api/companies/${companyId}/issues` + query({ parentId: listQuery.parentId })),
     getIssue: (issueId: string) => call<IssueWithBlockers>('GET', path`/api/issues/${issueId}`),
-    listExecutionBlockers: (issueId: string) => call<List<ExecutionBlocker>>(
-      'GET',
-      path`/api/issues/${issueId}/execution-blockers`,
-    ),
+    listExecutionBlockers: (issueId: string) =>
+      call<List<ExecutionBlocker>>('GET', path`/api/issues/${issueId}/execution-blockers`),
     /**
      * board only; 409 `conflict` when already resolved. The interrupted work then resumes once
      * (after any covering hold).
      */
-    resolveExecutionBlocker: (
-      blockerId: string,
-      body: Req.ResolveBlockerRequest,
-    ) => call<ExecutionBlocker>('POST', path`/api/execution-blockers/${blockerId}/resolve`, body),
-    updateIssue: (
-      issueId: string,
-      body: Req.UpdateIssueRequest,
-    ) => call<Issue>('PATCH', path`/api/issues/${issueId}`, body),
-    addComment: (
-      issueId: string,
-      body: string,
-      options?: CreateOptions,
-    ) => call<Comment>('POST', path`/api/issues/${issueId}/comments`, { body }, options),
-    wakeIssue: (
-      issueId: string,
-      body: Req.WakeRequest = {},
-    ) => call<Wake>('POST', path`/api/issues/${issueId}/wake`, body),
+    resolveExecutionBlocker: (blockerId: string, body: Req.ResolveBlockerRequest) =>
+      call<ExecutionBlocker>('POST', path`/api/execution-blockers/${blockerId}/resolve`, body),
+    updateIssue: (issueId: string, body: Req.UpdateIssueRequest) =>
+      call<Issue>('PATCH', path`/api/issues/${issueId}`, body),
+    addComment: (issueId: string, body: string, options?: CreateOptions) =>
+      call<Comment>('POST', path`/api/issues/${issueId}/comments`, { body }, options),
+    wakeIssue: (issueId: string, body: Req.WakeRequest = {}) =>
+      call<Wake>('POST', path`/api/issues/${issueId}/wake`, body),
 
     listRuns: (issueId: string) => call<List<Run>>('GET', path`/api/issues/${issueId}/runs`),
     getRun: (runId: string) => call<Run>('GET', path`/api/runs/${runId}`),
@@ -83,34 +85,23 @@ export function createTreewardenClient(options: TreewardenClientOptions) {
     stopWork: (id: string) => call<WorkStopResult>('POST', path`/api/work/${id}/stop`),
     /** read-only: the ownership graph, the verdict and its action */
     inspectWork: (id: string) => call<WorkInspection>('GET', path`/api/work/${id}/inspect`),
-    startJob: (
-      runId: string,
-      body: Req.StartJobRequest,
-      options?: CreateOptions,
-    ) => call<BackgroundJob>('POST', path`/api/runs/${runId}/jobs`, body, options),
-    recordEvidence: (
-      runId: string,
-      body: Req.EvidenceRequest,
-    ) => call<GateEvidence>('POST', path`/api/runs/${runId}/evidence`, body),
+    startJob: (runId: string, body: Req.StartJobRequest, options?: CreateOptions) =>
+      call<BackgroundJob>('POST', path`/api/runs/${runId}/jobs`, body, options),
+    recordEvidence: (runId: string, body: Req.EvidenceRequest) =>
+      call<GateEvidence>('POST', path`/api/runs/${runId}/evidence`, body),
     acknowledgeRun: (runId: string) => call<AcknowledgedRun>('POST', path`/api/runs/${runId}/ack`),
-    decideSilence: (
-      runId: string,
-      body: Req.SilenceDecisionRequest,
-    ) => call<SilenceDecision>('POST', path`/api/runs/${runId}/silence`, body),
+    decideSilence: (runId: string, body: Req.SilenceDecisionRequest) =>
+      call<SilenceDecision>('POST', path`/api/runs/${runId}/silence`, body),
 
     /** `null` when the issue has no active watchdog */
     getWatchdog: (issueId: string) => call<Watchdog | null>('GET', path`/api/issues/${issueId}/watchdog`),
-    putWatchdog: (
-      issueId: string,
-      body: Req.WatchdogConfig,
-    ) => call<Watchdog>('PUT', path`/api/issues/${issueId}/watchdog`, body),
+    putWatchdog: (issueId: string, body: Req.WatchdogConfig) =>
+      call<Watchdog>('PUT', path`/api/issues/${issueId}/watchdog`, body),
     /** returns the removed (now disabled) watchdog; 404 when there is none */
     deleteWatchdog: (issueId: string) => call<Watchdog>('DELETE', path`/api/issues/${issueId}/watchdog`),
 
-    createInteraction: (
-      issueId: string,
-      body: Req.CreateInteractionRequest,
-    ) => call<Interaction>('POST', path`/api/issues/${issueId}/interactions`, body),
+    createInteraction: (issueId: string, body: Req.CreateInteractionRequest) =>
+      call<Interaction>('POST', path`/api/issues/${issueId}/interactions`, body),
     resolveInteraction: (interactionId: string, body: Req.ResolveInteractionRequest = {}) =>
       call<Interaction>('POST', path`/api/interactions/${interactionId}/resolve`, body),
 
@@ -130,26 +121,17 @@ export function createTreewardenClient(options: TreewardenClientOptions) {
       call<ReleaseTreeHoldResult>('POST', path`/api/issues/${issueId}/tree-holds/${holdId}/release`, body),
 
     /** board only; the answer is the only place the secret is shown */
-    createWebhook: (
-      companyId: string,
-      body: Req.CreateWebhookRequest,
-      options?: CreateOptions,
-    ) => call<CreatedWebhook>('POST', path`/api/companies/${companyId}/webhooks`, body, options),
+    createWebhook: (companyId: string, body: Req.CreateWebhookRequest, options?: CreateOptions) =>
+      call<CreatedWebhook>('POST', path`/api/companies/${companyId}/webhooks`, body, options),
     listWebhooks: (companyId: string) => call<List<Webhook>>('GET', path`/api/companies/${companyId}/webhooks`),
-    deleteWebhook: (
-      companyId: string,
-      webhookId: string,
-    ) => call<null>('DELETE', path`/api/companies/${companyId}/webhooks/${webhookId}`),
-    listWebhookDeliveries: (
-      companyId: string,
-      webhookId: string,
-    ) => call<WebhookDeliveries>('GET', path`/api/companies/${companyId}/webhooks/${webhookId}/deliveries`),
+    deleteWebhook: (companyId: string, webhookId: string) =>
+      call<null>('DELETE', path`/api/companies/${companyId}/webhooks/${webhookId}`),
+    listWebhookDeliveries: (companyId: string, webhookId: string) =>
+      call<WebhookDeliveries>('GET', path`/api/companies/${companyId}/webhooks/${webhookId}/deliveries`),
     getPostmortem: (issueId: string) => call<Postmortem>('GET', path`/api/issues/${issueId}/postmortem`),
     /** the subtree with its badges, `depth` levels deep (read deeper levels by asking again) */
-    getTree: (
-      issueId: string,
-      treeQuery: Req.TreeQuery = {},
-    ) => call<TreeNode>('GET', path`/api/issues/${issueId}/tree` + query(treeQuery)),
+    getTree: (issueId: string, treeQuery: Req.TreeQuery = {}) =>
+      call<TreeNode>('GET', path`/api/issues/${issueId}/tree` + query(treeQuery)),
     getOverview: (companyId: string) => call<CompanyOverview>('GET', path`/api/companies/${companyId}/overview`),
   };
 }

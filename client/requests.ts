@@ -12,9 +12,13 @@ export interface CreateCompanyRequest {
 /** As `AgentAdapter`, with the defaulted fields (`args`, `env`) optional. */
 export type AgentAdapterInput =
   | {
-    type: 'process'; command: string; args?: string[]; env?: Record<string,
-    string>; cwd?: string; prepare?: { command: string; args?: string[] },
-  }
+      type: 'process';
+      command: string;
+      args?: string[];
+      env?: Record<string, string>;
+      cwd?: string;
+      prepare?: { command: string; args?: string[] };
+    }
   | { type: 'noop' };
 
 export interface CreateAgentRequest {

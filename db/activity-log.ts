@@ -30,7 +30,13 @@ export async function logActivity(tx: Tx, entry: ActivityEntry): Promise<void> {
       details: { ...entry.details, ...scope } as object,
     },
   });
-  await recordNotification(tx, entry.companyId, { action: entry.action, entityType: entry.entityType, entityId: entry.entityId, details: entry.details ?? {}, recordId: record.id });
+  await recordNotification(tx, entry.companyId, {
+    action: entry.action,
+    entityType: entry.entityType,
+    entityId: entry.entityId,
+    details: entry.details ?? {},
+    recordId: record.id,
+  });
 }
 
 /** An audit record written by treewarden itself (no person or run asked for it), in the company of the entity. */

@@ -23,7 +23,9 @@ export interface StoredReply {
 export type RememberReply = (tx: Tx, reply: StoredReply) => Promise<void>;
 
 export function requestHashOf(request: { route: string; actor: string; params: unknown; body: unknown }): string {
-  return createHash('sha256').update(JSON.stringify([request.route, request.actor, request.params, request.body ?? null])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([request.route, request.actor, request.params, request.body ?? null]))
+    .digest('hex');
 }
 
 /**
@@ -41,7 +43,13 @@ export async function oncePerIdempotencyKey(
   if (earlier) return { ...earlier, replayed: true };
   const remember: RememberReply = async (tx, reply) => {
     await tx.idempotencyRecord.create({
-      data: { companyId: claim.companyId, key: claim.key, requestHash: claim.requestHash, responseStatus: reply.status, responseBody: toJson(reply.body) },
+      data: {
+        companyId: claim.companyId,
+        key: claim.key,
+        requestHash: claim.requestHash,
+        responseStatus: reply.status,
+        responseBody: toJson(reply.body),
+      },
     });
   };
   try {
@@ -54,10 +62,15 @@ export async function oncePerIdempotencyKey(
 }
 
 async function storedReply(db: Db, claim: IdempotencyClaim): Promise<StoredReply | null> {
-  const record = await db.idempotencyRecord.findUnique({ where: { companyId_key: { companyId: claim.companyId, key: claim.key } } });
+  const record = await db.idempotencyRecord.findUnique({
+    where: { companyId_key: { companyId: claim.companyId, key: claim.key } },
+  });
   if (!record) return null;
   if (record.requestHash !== claim.requestHash) {
-    throw new AppError('unprocessable', 'Idempotency-Key was already used with a different request (another route, actor or body); use a new key for a new request');
+    throw new AppError(
+      'unprocessable',
+      'Idempotency-Key was already used with a different request (another route, actor or body); use a new key for a new request',
+    );
   }
   return { status: record.responseStatus, body: record.responseBody };
 }

@@ -36,7 +36,10 @@ export function createPrisma(databaseUrl: string, timeouts: DbTimeouts, poolMax 
 
 const CLIENT_TIMEOUT_MARGIN_MS = 1_000;
 
-export const dbTimeoutsOf = (config: { TREEWARDEN_DB_CONNECT_TIMEOUT_MS: number; TREEWARDEN_DB_QUERY_TIMEOUT_MS: number }): DbTimeouts => ({
+export const dbTimeoutsOf = (config: {
+  TREEWARDEN_DB_CONNECT_TIMEOUT_MS: number;
+  TREEWARDEN_DB_QUERY_TIMEOUT_MS: number;
+}): DbTimeouts => ({
   connectTimeoutMs: config.TREEWARDEN_DB_CONNECT_TIMEOUT_MS,
   queryTimeoutMs: config.TREEWARDEN_DB_QUERY_TIMEOUT_MS,
 });

@@ -98,7 +98,10 @@ const reaches = (allowed: RunReach, reach: Reach): boolean =>
 const WHERE: Record<Exclude<RunReach, 'none'>, { run: string; watchdogRun: string }> = {
   own: { run: "on the run's own run", watchdogRun: "on the watchdog run's own run" },
   scope: { run: "inside the run's issue subtree", watchdogRun: 'inside the watched subtree' },
-  own_or_scope: { run: "on the run's own issue and its subtree", watchdogRun: 'inside the watched subtree or on its review task' },
+  own_or_scope: {
+    run: "on the run's own issue and its subtree",
+    watchdogRun: 'inside the watched subtree or on its review task',
+  },
 };
 
 const ALLOWED: Decision = { allowed: true };
@@ -107,10 +110,13 @@ const forbidden = (reason: string): Decision => ({ allowed: false, code: 'forbid
 export function authorize(actor: Actor, action: Action, target: Target): Decision {
   const rule = RULES[action];
   if (actor.kind === 'admin') {
-    return rule.adminOnly ? ALLOWED : forbidden('the admin token manages companies and hosts; use the company board token for this route');
+    return rule.adminOnly
+      ? ALLOWED
+      : forbidden('the admin token manages companies and hosts; use the company board token for this route');
   }
   if (rule.adminOnly) return forbidden(`${rule.what} requires the admin token`);
-  if (target.companyId !== null && target.companyId !== actor.companyId) return { allowed: false, code: 'not_found', reason: 'not found' };
+  if (target.companyId !== null && target.companyId !== actor.companyId)
+    return { allowed: false, code: 'not_found', reason: 'not found' };
   if (actor.kind === 'board' || actor.kind === 'system') return ALLOWED;
   const watchdog = actor.watchdog !== null;
   const allowed = watchdog ? rule.watchdogRun : rule.run;

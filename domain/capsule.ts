@@ -72,7 +72,13 @@ export interface StoppedLeafFacts {
   blockerIssueIds: string[];
   executionBlockerIds: string[];
   pendingInteractionIds: string[];
-  lastRun: { runId: string; status: string; exitCode: number | null; failureState: string | null; finishedAt: string | null } | null;
+  lastRun: {
+    runId: string;
+    status: string;
+    exitCode: number | null;
+    failureState: string | null;
+    finishedAt: string | null;
+  } | null;
 }
 
 export interface CapsuleFacts {
@@ -114,7 +120,10 @@ export function buildCapsule(facts: CapsuleFacts): Capsule {
       jobs: p.jobs.map((j) => ({ ...j, command: tail(j.command, TEXT_LIMITS.command) })),
     },
     openBlockers: facts.openBlockers,
-    review: facts.review && { ...facts.review, stoppedLeaves: facts.review.stoppedLeaves.map((l) => ({ ...l, title: tail(l.title, TEXT_LIMITS.title) })) },
+    review: facts.review && {
+      ...facts.review,
+      stoppedLeaves: facts.review.stoppedLeaves.map((l) => ({ ...l, title: tail(l.title, TEXT_LIMITS.title) })),
+    },
     omitted,
   };
   shrinkToFit(capsule);
@@ -129,7 +138,8 @@ interface Shrinkable {
   shrink(): void;
 }
 
-const jsonBytes = (value: unknown) => (value === null || value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value), 'utf8'));
+const jsonBytes = (value: unknown) =>
+  value === null || value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value), 'utf8');
 
 /**
  * Shrinks the largest part one step at a time until the capsule fits: a list loses its oldest half,
@@ -152,7 +162,9 @@ function shrinkToFit(capsule: Capsule): void {
     list('journalLines', () => (prev && Array.isArray(prev.journal) && prev.journal.length > 0 ? prev.journal : null)),
     list('jobs', () => (prev && prev.jobs.length > 0 ? prev.jobs : null)),
     list('evidence', () => (prev && prev.evidence.length > 0 ? prev.evidence : null)),
-    list('stoppedLeaves', () => (capsule.review && capsule.review.stoppedLeaves.length > 0 ? capsule.review.stoppedLeaves : null)),
+    list('stoppedLeaves', () =>
+      capsule.review && capsule.review.stoppedLeaves.length > 0 ? capsule.review.stoppedLeaves : null,
+    ),
     list('openBlockers', () => (capsule.openBlockers.length > 0 ? capsule.openBlockers : null)),
     {
       bytes: () => (prev?.outputTail && prev.outputTail.length > 200 ? jsonBytes(prev.outputTail) : 0),
@@ -166,7 +178,10 @@ function shrinkToFit(capsule: Capsule): void {
       bytes: () => (prev?.checkpoint && !capsule.omitted.checkpoint ? jsonBytes(prev.checkpoint) : 0),
       shrink() {
         // an agent's checkpoint is its own; one too large to carry is named, not copied
-        prev!.checkpoint = { resumable: prev!.checkpoint!.resumable ?? null, omitted: 'too large for the capsule; see GET /api/runs/:id' };
+        prev!.checkpoint = {
+          resumable: prev!.checkpoint!.resumable ?? null,
+          omitted: 'too large for the capsule; see GET /api/runs/:id',
+        };
         count('checkpoint', 1);
       },
     },

@@ -7,7 +7,8 @@
 export type Checkpoint = { resumable: true; session?: unknown } & Record<string, unknown>;
 
 /** Why a checkpoint does not count; each is an unknown outcome that needs reconciliation. */
-export type CheckpointProblem = 'missing' | 'written_before_stop' | 'too_large' | 'invalid_json' | 'not_an_object' | 'not_resumable';
+export type CheckpointProblem =
+  'missing' | 'written_before_stop' | 'too_large' | 'invalid_json' | 'not_an_object' | 'not_resumable';
 
 /** The file as found: `text` is null when it was too large to read. */
 export interface CheckpointFile {
@@ -31,7 +32,8 @@ export function readCheckpoint(file: CheckpointFile | null, stopObservedAtMs: nu
   } catch {
     return { ok: false, problem: 'invalid_json' };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, problem: 'not_an_object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, problem: 'not_an_object' };
   if ((value as { resumable?: unknown }).resumable !== true) return { ok: false, problem: 'not_resumable' };
   return { ok: true, checkpoint: value as Checkpoint };
 }

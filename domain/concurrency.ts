@@ -3,7 +3,11 @@
  * runs, a release resuming them) are round-trip bound: a few at once cut the wall time without
  * flooding the database pool. The first failure is rethrown after the others settle.
  */
-export async function forEachConcurrently<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function forEachConcurrently<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const failures: unknown[] = [];
   const lane = async () => {

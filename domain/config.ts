@@ -5,7 +5,11 @@ import { parsePassthrough, RunEnvPassthroughError } from './run-env';
 
 const duration = z.coerce.number().int().positive();
 // an empty variable is a mistake, not port 0 (which asks for a free port)
-const port = z.string().regex(/^\d+$/, 'must be a port number, 0 for a free one').transform(Number).pipe(z.number().int().max(65535));
+const port = z
+  .string()
+  .regex(/^\d+$/, 'must be a port number, 0 for a free one')
+  .transform(Number)
+  .pipe(z.number().int().max(65535));
 
 /** extra worker variables runs get; never a secret of the service (domain/run-env.ts) */
 const passthrough = z
@@ -66,7 +70,10 @@ const schema = z.object({
   TREEWARDEN_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   TREEWARDEN_RUN_ENV_PASSTHROUGH: passthrough,
   /** webhooks may reach loopback and private addresses (refused by default: SSRF) */
-  TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false'], { message: 'must be true or false' }).default('false').transform((v) => v === 'true'),
+  TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: z
+    .enum(['true', 'false'], { message: 'must be true or false' })
+    .default('false')
+    .transform((v) => v === 'true'),
   /** one delivery attempt gives up after this */
   TREEWARDEN_WEBHOOK_TIMEOUT_MS: duration.default(10_000),
   /** first retry of a failed delivery; doubling up to _RETRY_MAX_MS, until _GIVE_UP_MS after the first attempt (then dead) */

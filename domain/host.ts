@@ -19,7 +19,8 @@ export const hostIdSchema = z
 export function hostIdFrom(bootId: string, pidNamespaceLink: string): string {
   const boot = bootId.trim().replace(/-/g, '').slice(0, 12);
   const inode = /\[(\d+)\]/.exec(pidNamespaceLink)?.[1];
-  if (!/^[0-9a-f]{12}$/i.test(boot) || !inode) throw new Error(`cannot derive a host id from boot id "${bootId.trim()}" and PID namespace "${pidNamespaceLink}"`);
+  if (!/^[0-9a-f]{12}$/i.test(boot) || !inode)
+    throw new Error(`cannot derive a host id from boot id "${bootId.trim()}" and PID namespace "${pidNamespaceLink}"`);
   return `${boot.toLowerCase()}-${inode}`;
 }
 

@@ -81,7 +81,11 @@ export function notificationFor(write: RecordedWrite): NotificationFact | null {
         subject: `tree-hold:${holdId}`,
         stateVersion: paused ? 'paused' : 'released',
         issueId: entityId,
-        data: { holdId, rootIssueId: entityId, ...(paused ? { reason: details.reason ?? null } : { wakeAgents: details.wakeAgents ?? false }) },
+        data: {
+          holdId,
+          rootIssueId: entityId,
+          ...(paused ? { reason: details.reason ?? null } : { wakeAgents: details.wakeAgents ?? false }),
+        },
       };
     }
     case 'execution_blocker.created': {
@@ -93,7 +97,13 @@ export function notificationFor(write: RecordedWrite): NotificationFact | null {
         subject: `execution-blocker:${blockerId}`,
         stateVersion: 'active',
         issueId: str(details.issueId),
-        data: { blockerId, issueId: details.issueId ?? null, runId: entityId, cause: details.cause ?? null, nextAction: details.nextAction ?? null },
+        data: {
+          blockerId,
+          issueId: details.issueId ?? null,
+          runId: entityId,
+          cause: details.cause ?? null,
+          nextAction: details.nextAction ?? null,
+        },
       };
     }
     case 'issue.task_watchdog_triggered': {
@@ -107,7 +117,13 @@ export function notificationFor(write: RecordedWrite): NotificationFact | null {
         // one per stop fingerprint, like the watchdog's own wake
         stateVersion: fingerprint,
         issueId: entityId,
-        data: { watchdogId, watchedIssueId: entityId, fingerprint, reviewIssueId: details.reviewIssueId ?? null, stoppedLeafIds: details.stoppedLeaves ?? [] },
+        data: {
+          watchdogId,
+          watchedIssueId: entityId,
+          fingerprint,
+          reviewIssueId: details.reviewIssueId ?? null,
+          stoppedLeafIds: details.stoppedLeaves ?? [],
+        },
       };
     }
     default: {
@@ -120,7 +136,12 @@ export function notificationFor(write: RecordedWrite): NotificationFact | null {
         // a run settles once: its terminal status is its last state
         stateVersion: 'terminal',
         issueId: str(details.issueId),
-        data: { runId: entityId, issueId: details.issueId ?? null, status: finished[1], stopKind: details.stopKind ?? null },
+        data: {
+          runId: entityId,
+          issueId: details.issueId ?? null,
+          status: finished[1],
+          stopKind: details.stopKind ?? null,
+        },
       };
     }
   }
@@ -140,7 +161,9 @@ function issuePhaseStart(issueId: string, previousStatus: string | null): Notifi
 
 /** The fact's hash, the third part of its dedupe key: what happened, not when it was recorded. */
 export function notificationHash(fact: Pick<NotificationFact, 'event' | 'kind' | 'subject' | 'stateVersion'>): string {
-  return createHash('sha256').update(JSON.stringify([fact.event, fact.kind, fact.subject, fact.stateVersion])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([fact.event, fact.kind, fact.subject, fact.stateVersion]))
+    .digest('hex');
 }
 
 /** Header names of a delivery (documented in the README). */
@@ -160,7 +183,13 @@ export function signWebhook(secret: string, timestampSeconds: number, body: stri
 }
 
 /** The receiver's check: the signature matches and the timestamp is within `toleranceSeconds` of `nowSeconds`. */
-export function verifyWebhook(secret: string, headers: { timestamp: string; signature: string }, body: string, nowSeconds: number, toleranceSeconds = 300): boolean {
+export function verifyWebhook(
+  secret: string,
+  headers: { timestamp: string; signature: string },
+  body: string,
+  nowSeconds: number,
+  toleranceSeconds = 300,
+): boolean {
   const timestamp = Number(headers.timestamp);
   if (!Number.isInteger(timestamp) || Math.abs(nowSeconds - timestamp) > toleranceSeconds) return false;
   const expected = Buffer.from(signWebhook(secret, timestamp, body));
@@ -180,7 +209,10 @@ export function isPrivateAddress(ip: string): boolean {
   if (v4) {
     const [a, b] = [Number(v4[1]), Number(v4[2])];
     return (
-      a === 0 || a === 10 || a === 127 || a >= 224 ||
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      a >= 224 ||
       (a === 100 && b >= 64 && b <= 127) ||
       (a === 169 && b === 254) ||
       (a === 172 && b >= 16 && b <= 31) ||
@@ -203,9 +235,9 @@ export function webhookUrlProblem(raw: string): string | null {
   } catch {
     return 'url: must be an absolute http(s) URL';
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `url: must be http or https, not ${url.protocol.replace(/:$/, '')}`;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `url: must be http or https, not ${url.protocol.replace(/:$/, '')}`;
   if (!url.hostname) return 'url: must name a host';
   if (url.username || url.password) return 'url: must not carry credentials';
   return null;
 }
-

@@ -81,7 +81,10 @@ export function computePostmortem(f: PostmortemFacts): Postmortem {
     const inSubtree = new Set(verdict.subtreeIssueIds);
     const next = f.runs
       .filter((r) => inSubtree.has(r.issueId) && r.startedAt && r.startedAt.getTime() >= verdict.at.getTime())
-      .reduce<number | null>((min, r) => (min === null ? r.startedAt!.getTime() : Math.min(min, r.startedAt!.getTime())), null);
+      .reduce<number | null>(
+        (min, r) => (min === null ? r.startedAt!.getTime() : Math.min(min, r.startedAt!.getTime())),
+        null,
+      );
     if (next === null) stillStopped++;
     else recoveries.push(next - verdict.at.getTime());
   }
@@ -96,26 +99,50 @@ export function computePostmortem(f: PostmortemFacts): Postmortem {
   ];
   const from = times.length ? new Date(Math.min(...times)).toISOString() : null;
   return {
-    window: { from, to: f.now.toISOString(), description: 'every recorded fact, from the earliest run start or verdict to now' },
-    productiveTime: { value: seconds(productiveMs), unit: 'seconds', counts: 'running time (start to finish) of runs that ended succeeded, or failed with an inspected result' },
+    window: {
+      from,
+      to: f.now.toISOString(),
+      description: 'every recorded fact, from the earliest run start or verdict to now',
+    },
+    productiveTime: {
+      value: seconds(productiveMs),
+      unit: 'seconds',
+      counts: 'running time (start to finish) of runs that ended succeeded, or failed with an inspected result',
+    },
     watchdogRecoveryTime: {
-      p50: { value: p50 === null ? null : seconds(p50), unit: 'seconds', counts: 'median time from a watchdog `stopped` verdict (a new stop fingerprint) to the next run starting in the watched subtree' },
+      p50: {
+        value: p50 === null ? null : seconds(p50),
+        unit: 'seconds',
+        counts:
+          'median time from a watchdog `stopped` verdict (a new stop fingerprint) to the next run starting in the watched subtree',
+      },
       max: { value: max === null ? null : seconds(max), unit: 'seconds', counts: 'the longest such time' },
       recovered: recoveries.length,
       stillStopped,
-      counts: 'stopped verdicts whose subtree started a run again (recovered), and those where none has yet (stillStopped, not in p50/max)',
+      counts:
+        'stopped verdicts whose subtree started a run again (recovered), and those where none has yet (stillStopped, not in p50/max)',
     },
     falseStaleCount: {
       value: f.silentFindings.filter((s) => s.contradicted).length,
       unit: 'count',
-      counts: 'silent-running grades later contradicted by the run: it called the API afterwards, went back to ok without an operator decision, or ended succeeded',
+      counts:
+        'silent-running grades later contradicted by the run: it called the API afterwards, went back to ok without an operator decision, or ended succeeded',
     },
-    orphanMonitorCount: { value: f.orphanMonitors, unit: 'count', counts: 'monitors stopped because their owner run ended' },
-    contextOverflows: { value: f.runs.filter((r) => r.endReason === 'context_overflow').length, unit: 'count', counts: 'runs whose agent reported `context_overflow` as the reason it ended' },
+    orphanMonitorCount: {
+      value: f.orphanMonitors,
+      unit: 'count',
+      counts: 'monitors stopped because their owner run ended',
+    },
+    contextOverflows: {
+      value: f.runs.filter((r) => r.endReason === 'context_overflow').length,
+      unit: 'count',
+      counts: 'runs whose agent reported `context_overflow` as the reason it ended',
+    },
     detachedProcessCount: {
       value: f.runs.reduce((n, r) => n + r.stopSurvivors, 0) + f.jobStopSurvivors + f.reapedProcesses,
       unit: 'count',
-      counts: 'processes found alive after SIGTERM by a stop-partial stop (runs and jobs), plus processes reaped as orphans',
+      counts:
+        'processes found alive after SIGTERM by a stop-partial stop (runs and jobs), plus processes reaped as orphans',
     },
   };
 }

@@ -34,13 +34,15 @@ export type ResumeDecision =
 
 export function decideResume(f: InterruptedRunFacts): ResumeDecision {
   if (f.alreadyClaimed) return { kind: 'none', reason: 'claimed' };
-  if (f.stopKind !== 'operator_hold' || !f.namedBySnapshotOfStoppingHold) return { kind: 'none', reason: 'not_a_hold_stop' };
+  if (f.stopKind !== 'operator_hold' || !f.namedBySnapshotOfStoppingHold)
+    return { kind: 'none', reason: 'not_a_hold_stop' };
   if (!f.runIsLatestOnIssue) return { kind: 'none', reason: 'not_latest_run' };
   if (f.issueAssigneeId !== f.runAgentId) return { kind: 'none', reason: 'reassigned' };
   if (!f.agentInvokable) return { kind: 'none', reason: 'agent_not_invokable' };
   if (f.coveringActiveHolds > 0) return { kind: 'wait', reason: 'still_held' };
   if (!f.runSettled) return { kind: 'wait', reason: 'stop_unwinding' };
   if (f.activeExecutionBlockers > 0) return { kind: 'skip', reason: 'execution_blocker' };
-  if (f.adapterEntered && !f.checkpointPreserved && !f.blockerResolved) return { kind: 'skip', reason: 'execution_blocker' };
+  if (f.adapterEntered && !f.checkpointPreserved && !f.blockerResolved)
+    return { kind: 'skip', reason: 'execution_blocker' };
   return { kind: 'owed' };
 }

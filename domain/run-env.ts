@@ -24,10 +24,14 @@ export class RunEnvPassthroughError extends Error {
 
 /** Parses TREEWARDEN_RUN_ENV_PASSTHROUGH (comma-separated names); a secret or malformed name is an error naming it. */
 export function parsePassthrough(value: string | undefined): string[] {
-  const names = (value ?? '').split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const names = (value ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   for (const name of names) {
     if (!VARIABLE_NAME.test(name)) throw new RunEnvPassthroughError(`${JSON.stringify(name)} is not a variable name`);
-    if (isServiceSecret(name)) throw new RunEnvPassthroughError(`${name} is a secret of the service and is never passed to runs`);
+    if (isServiceSecret(name))
+      throw new RunEnvPassthroughError(`${name} is a secret of the service and is never passed to runs`);
   }
   return [...new Set(names)];
 }

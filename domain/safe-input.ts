@@ -44,8 +44,11 @@ export function jsonProblem(root: unknown): { path: Path; message: string } | nu
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
-    if (path.length >= MAX_JSON_DEPTH) return { path, message: `must not be nested deeper than ${MAX_JSON_DEPTH} levels` };
-    const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+    if (path.length >= MAX_JSON_DEPTH)
+      return { path, message: `must not be nested deeper than ${MAX_JSON_DEPTH} levels` };
+    const entries: [string | number, unknown][] = Array.isArray(value)
+      ? value.map((v, i) => [i, v])
+      : Object.entries(value);
     for (const [key, child] of entries) {
       if (typeof key === 'string') {
         const problem = stringProblem(key);
@@ -67,6 +70,7 @@ export function jsonRecord() {
       return;
     }
     const bytes = new TextEncoder().encode(JSON.stringify(value)).length;
-    if (bytes > MAX_JSON_BYTES) ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_JSON_BYTES} bytes as JSON (it is ${bytes})` });
+    if (bytes > MAX_JSON_BYTES)
+      ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_JSON_BYTES} bytes as JSON (it is ${bytes})` });
   });
 }

@@ -4,4 +4,9 @@ export const CompanyIdKey = defineSearchAttributeKey('TreewardenCompanyId', Sear
 export const IssueIdKey = defineSearchAttributeKey('TreewardenIssueId', SearchAttributeType.KEYWORD);
 export const KindKey = defineSearchAttributeKey('TreewardenKind', SearchAttributeType.KEYWORD);
 export const StateKey = defineSearchAttributeKey('TreewardenState', SearchAttributeType.KEYWORD);
-export const SEARCH_ATTRIBUTE_TYPES = { TreewardenCompanyId: 'Keyword', TreewardenIssueId: 'Keyword', TreewardenKind: 'Keyword', TreewardenState: 'Keyword' } as const;
+export const SEARCH_ATTRIBUTE_TYPES = {
+  TreewardenCompanyId: 'Keyword',
+  TreewardenIssueId: 'Keyword',
+  TreewardenKind: 'Keyword',
+  TreewardenState: 'Keyword',
+} as const;

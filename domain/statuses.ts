@@ -5,7 +5,15 @@ export const TERMINAL_ISSUE_STATUSES: readonly IssueStatus[] = ['done', 'cancell
 /** Statuses whose assignee is expected to act; `wakeAgents` on release wakes only these. */
 export const ACTIONABLE_ISSUE_STATUSES: readonly IssueStatus[] = ['todo', 'in_progress', 'in_review'];
 
-export const RUN_STATUSES = ['queued', 'running', 'scheduled_retry', 'succeeded', 'failed', 'cancelled', 'timed_out'] as const;
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'scheduled_retry',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'timed_out',
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const LIVE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'scheduled_retry'];
 export const isTerminalRunStatus = (status: RunStatus) => !LIVE_RUN_STATUSES.includes(status);

@@ -25,7 +25,8 @@ export type FindingKind = Verdict | 'orphan-reaped';
  * A stop only the owning host can verify: `stop-pending` while no worker of that host answers,
  * `host-lost` once an operator declared the host gone. Neither is ever `terminal-clean`.
  */
-export type UnverifiedStop = { verdict: 'stop-pending'; host: string; since: string } | { verdict: 'host-lost'; host: string; declaredAt: string };
+export type UnverifiedStop =
+  { verdict: 'stop-pending'; host: string; since: string } | { verdict: 'host-lost'; host: string; declaredAt: string };
 
 export function unverifiedStopOf(stopResult: unknown): UnverifiedStop['verdict'] | null {
   const verdict = (stopResult as { verdict?: unknown } | null)?.verdict;
@@ -123,7 +124,11 @@ export interface SilencePolicy {
   continueRearmMs: number;
 }
 
-export const DEFAULT_SILENCE_POLICY: SilencePolicy = { suspiciousAfterMs: 5 * 60_000, criticalAfterMs: 15 * 60_000, continueRearmMs: 30 * 60_000 };
+export const DEFAULT_SILENCE_POLICY: SilencePolicy = {
+  suspiciousAfterMs: 5 * 60_000,
+  criticalAfterMs: 15 * 60_000,
+  continueRearmMs: 30 * 60_000,
+};
 
 /**
  * How silent a running run is. Information only: no level ever cancels or wakes anything. A

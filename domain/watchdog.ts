@@ -81,18 +81,38 @@ export interface Classification {
 /**
  * `nodes` holds the walk down to depth MAX+1 (the extra level only proves incompleteness).
  */
-export function classifySubtree(nodes: SubtreeNode[], config: WatchdogConfig, now: Date, firstRunGraceMs: number): Classification {
+export function classifySubtree(
+  nodes: SubtreeNode[],
+  config: WatchdogConfig,
+  now: Date,
+  firstRunGraceMs: number,
+): Classification {
   const beyond = nodes.filter((n) => n.depth > MAX_WATCHDOG_DEPTH);
   const included = nodes.filter((n) => n.depth <= MAX_WATCHDOG_DEPTH);
-  const base = { includedCount: included.length, liveIssueIds: [], pendingFirstRunIssueIds: [], firstRunGraceEndsAt: null, incompleteIssueIds: [], stoppedLeaves: [], fingerprint: null };
+  const base = {
+    includedCount: included.length,
+    liveIssueIds: [],
+    pendingFirstRunIssueIds: [],
+    firstRunGraceEndsAt: null,
+    incompleteIssueIds: [],
+    stoppedLeaves: [],
+    fingerprint: null,
+  };
   if (beyond.length > 0) {
     const incompleteIssueIds = [...new Set(beyond.map((n) => n.parentId!))].sort();
     return { ...base, state: 'incomplete', incompleteIssueIds };
   }
-  const liveIssueIds = included.filter((n) => n.hasLiveRun || n.hasQueuedWake).map((n) => n.id).sort();
+  const liveIssueIds = included
+    .filter((n) => n.hasLiveRun || n.hasQueuedWake)
+    .map((n) => n.id)
+    .sort();
   if (liveIssueIds.length > 0) return { ...base, state: 'live', liveIssueIds };
   const pendingFirstRun = included.filter(
-    (n) => n.assigneeAgentId && !n.hasAnyRun && now.getTime() - n.createdAt.getTime() < firstRunGraceMs && !['done', 'cancelled'].includes(n.status),
+    (n) =>
+      n.assigneeAgentId &&
+      !n.hasAnyRun &&
+      now.getTime() - n.createdAt.getTime() < firstRunGraceMs &&
+      !['done', 'cancelled'].includes(n.status),
   );
   if (pendingFirstRun.length > 0) {
     const earliestCreatedAt = pendingFirstRun.reduce((min, n) => Math.min(min, n.createdAt.getTime()), Infinity);

@@ -55,7 +55,10 @@ export async function applyPause(deps: Deps, holdId: string) {
         const ids = nodes.map((n) => n.id);
         const [issues, liveRuns] = await Promise.all([
           tx.issue.findMany({ where: { id: { in: ids } }, select: { id: true, status: true, assigneeAgentId: true } }),
-          tx.run.findMany({ where: { issueId: { in: ids }, status: { in: [...LIVE_RUN_STATUSES] } }, orderBy: { createdAt: 'desc' } }),
+          tx.run.findMany({
+            where: { issueId: { in: ids }, status: { in: [...LIVE_RUN_STATUSES] } },
+            orderBy: { createdAt: 'desc' },
+          }),
         ]);
         const issueById = new Map(issues.map((i) => [i.id, i]));
         const runByIssue = new Map<string, (typeof liveRuns)[number]>();
@@ -77,15 +80,25 @@ export async function applyPause(deps: Deps, holdId: string) {
             };
           }),
         });
-        await tx.wakeRequest.updateMany({ where: { issueId: { in: ids }, status: 'queued' }, data: { status: 'cancelled', skipReason: `cancelled by tree hold ${holdId}` } });
+        await tx.wakeRequest.updateMany({
+          where: { issueId: { in: ids }, status: 'queued' },
+          data: { status: 'cancelled', skipReason: `cancelled by tree hold ${holdId}` },
+        });
         await tx.treeHold.update({ where: { id: holdId }, data: { appliedAt: new Date() } });
       },
       { timeout: 60_000 },
     );
   }
-  const interrupted = await deps.db.treeHoldMember.findMany({ where: { holdId, interruptedRunId: { not: null } }, select: { interruptedRunId: true } });
+  const interrupted = await deps.db.treeHoldMember.findMany({
+    where: { holdId, interruptedRunId: { not: null } },
+    select: { interruptedRunId: true },
+  });
   await forEachConcurrently(interrupted, FAN_OUT_CONCURRENCY, async ({ interruptedRunId }) => {
-    await requestStop(deps, interruptedRunId!, { kind: 'operator_hold', holdId, actor: { kind: 'system', companyId: hold.companyId } });
+    await requestStop(deps, interruptedRunId!, {
+      kind: 'operator_hold',
+      holdId,
+      actor: { kind: 'system', companyId: hold.companyId },
+    });
   });
   await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_applied');
   return getHoldWithMembers(deps, holdId);
@@ -95,8 +108,17 @@ async function findHoldWithMembers(deps: Deps, holdId: string): Promise<HoldWith
   const members = { orderBy: [{ depth: 'asc' as const }, { issueId: 'asc' as const }] };
   const hold = await deps.db.treeHold.findUnique({ where: { id: holdId }, include: { members } });
   if (!hold) return null;
-  const blockers = await blockersByRun(deps.db, hold.members.map((m) => m.interruptedRunId));
-  return { ...hold, members: hold.members.map((m) => ({ ...m, executionBlocker: (m.interruptedRunId && blockers.get(m.interruptedRunId)) || null })) };
+  const blockers = await blockersByRun(
+    deps.db,
+    hold.members.map((m) => m.interruptedRunId),
+  );
+  return {
+    ...hold,
+    members: hold.members.map((m) => ({
+      ...m,
+      executionBlocker: (m.interruptedRunId && blockers.get(m.interruptedRunId)) || null,
+    })),
+  };
 }
 
 export async function getHoldWithMembers(deps: Deps, holdId: string): Promise<HoldWithMembers> {
@@ -129,7 +151,10 @@ export function holdsRootedAt(deps: Deps, rootIssueId: string) {
  * under the hold's root has an active blocker, so the hold stays active (composer-stop.md).
  */
 export async function assertReconciled(deps: Deps, rootIssueId: string): Promise<void> {
-  const unreconciled = await unreconciledIn(deps.db, (await subtree(deps.db, rootIssueId)).map((n) => n.id));
+  const unreconciled = await unreconciledIn(
+    deps.db,
+    (await subtree(deps.db, rootIssueId)).map((n) => n.id),
+  );
   if (unreconciled.length === 0) return;
   throw new AppError(
     'reconciliation_required',
@@ -154,12 +179,22 @@ export async function releaseHold(deps: Deps, holdId: string, release: ReleaseAr
     if ((hold.releaseResult as { releaseId?: string } | null)?.releaseId !== releaseId) throw holdNotActive(holdId);
   } else {
     await deps.db.$transaction((tx) =>
-      logActivity(tx, { companyId: hold.companyId, actor, action: 'issue.tree_hold_released', entityType: 'issue', entityId: hold.rootIssueId, details: { holdId, wakeAgents } }),
+      logActivity(tx, {
+        companyId: hold.companyId,
+        actor,
+        action: 'issue.tree_hold_released',
+        entityType: 'issue',
+        entityId: hold.rootIssueId,
+        details: { holdId, wakeAgents },
+      }),
     );
   }
   const { report, memberIds } = await resumeOwedWork(deps, hold);
   if (wakeAgents) await wakeOtherMembers(deps, hold.companyId, holdId, memberIds, report, actor);
-  await deps.db.treeHold.update({ where: { id: holdId }, data: { releaseResult: { releaseId, wakeAgents, ...report } as object } });
+  await deps.db.treeHold.update({
+    where: { id: holdId },
+    data: { releaseResult: { releaseId, wakeAgents, ...report } as object },
+  });
   await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_released');
   return report;
 }
@@ -178,9 +213,17 @@ async function resumeOwedWork(deps: Deps, hold: { id: string; rootIssueId: strin
     orderBy: [{ issueId: 'asc' }, { createdAt: 'desc' }],
     select: { id: true },
   });
-  await resumeEachIfOwed(deps, latestRuns.map((run) => run.id), report, hold.id);
+  await resumeEachIfOwed(
+    deps,
+    latestRuns.map((run) => run.id),
+    report,
+    hold.id,
+  );
   // wakes deferred while the hold was active, and resume wakes a crashed attempt claimed but never dispatched
-  const deferred = await deps.db.wakeRequest.findMany({ where: { issueId: { in: memberIds }, status: 'queued' }, select: { id: true } });
+  const deferred = await deps.db.wakeRequest.findMany({
+    where: { issueId: { in: memberIds }, status: 'queued' },
+    select: { id: true },
+  });
   await forEachConcurrently(deferred, FAN_OUT_CONCURRENCY, (wake) =>
     dispatchWake(deps, wake.id).then(
       () => undefined,
@@ -198,23 +241,44 @@ export async function retryOwedResumes(deps: Deps, holdId: string): Promise<Resu
   const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
   if (hold.status !== 'released') throw new Error(`tree hold ${holdId} is ${hold.status}, not released`);
   const { report } = await resumeOwedWork(deps, hold);
-  if (report.wakeFailures.length === 0) await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_resumes_retried');
+  if (report.wakeFailures.length === 0)
+    await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_resumes_retried');
   return report;
 }
 
 /** `wakeAgents`: wake every other executable member in todo, in_progress or in_review. */
-async function wakeOtherMembers(deps: Deps, companyId: string, holdId: string, memberIds: string[], report: ResumeReport, actor: Actor) {
+async function wakeOtherMembers(
+  deps: Deps,
+  companyId: string,
+  holdId: string,
+  memberIds: string[],
+  report: ResumeReport,
+  actor: Actor,
+) {
   const resumedIssues = new Set(report.resumed.map((r) => r.issueId));
   const issues = await deps.db.issue.findMany({
-    where: { id: { in: memberIds }, companyId, status: { in: [...ACTIONABLE_ISSUE_STATUSES] }, assigneeAgentId: { not: null } },
+    where: {
+      id: { in: memberIds },
+      companyId,
+      status: { in: [...ACTIONABLE_ISSUE_STATUSES] },
+      assigneeAgentId: { not: null },
+    },
     include: { assignee: true, runs: { where: { status: { in: [...LIVE_RUN_STATUSES] } }, select: { id: true } } },
   });
   for (const issue of issues) {
-    if (resumedIssues.has(issue.id) || issue.runs.length > 0 || !issue.assignee || !isInvokable(issue.assignee.status)) continue;
+    if (resumedIssues.has(issue.id) || issue.runs.length > 0 || !issue.assignee || !isInvokable(issue.assignee.status))
+      continue;
     try {
       await wakeAndDispatch(
         deps,
-        { companyId, agentId: issue.assignee.id, issueId: issue.id, reason: 'issue_tree_released', context: { holdId }, idempotencyKey: `tree_release:${holdId}:${issue.id}` },
+        {
+          companyId,
+          agentId: issue.assignee.id,
+          issueId: issue.id,
+          reason: 'issue_tree_released',
+          context: { holdId },
+          idempotencyKey: `tree_release:${holdId}:${issue.id}`,
+        },
         actor,
       );
     } catch (error) {

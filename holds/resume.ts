@@ -106,7 +106,12 @@ async function decideAll(deps: Deps, runIds: string[]): Promise<Decided[]> {
 const DECISION_CHUNK = 60;
 
 /** `resumeIfOwed` for many interrupted runs: decided a chunk at a time, claimed side by side. */
-export async function resumeEachIfOwed(deps: Deps, runIds: string[], report: ResumeReport, releasingHoldId?: string): Promise<void> {
+export async function resumeEachIfOwed(
+  deps: Deps,
+  runIds: string[],
+  report: ResumeReport,
+  releasingHoldId?: string,
+): Promise<void> {
   for (let i = 0; i < runIds.length; i += DECISION_CHUNK) {
     const decided = await decideAll(deps, runIds.slice(i, i + DECISION_CHUNK));
     // each resume is its own claim (a CAS on the interrupted run), so members can go in parallel
@@ -119,13 +124,23 @@ export async function resumeEachIfOwed(deps: Deps, runIds: string[], report: Res
  * The claim row (keyed on the run), the wake and the resumed run are written in one transaction;
  * a workflow start that fails deletes the claim again so a later release or settlement can retry.
  */
-export async function resumeIfOwed(deps: Deps, interruptedRunId: string, report: ResumeReport, releasingHoldId?: string): Promise<void> {
+export async function resumeIfOwed(
+  deps: Deps,
+  interruptedRunId: string,
+  report: ResumeReport,
+  releasingHoldId?: string,
+): Promise<void> {
   const [decided] = await decideAll(deps, [interruptedRunId]);
   if (!decided) throw new Error(`interrupted run ${interruptedRunId} not found`);
   await actOn(deps, decided, report, releasingHoldId);
 }
 
-async function actOn(deps: Deps, { decision, runId: interruptedRunId, issueId, companyId, holdId, agentId, continuation }: Decided, report: ResumeReport, releasingHoldId?: string): Promise<void> {
+async function actOn(
+  deps: Deps,
+  { decision, runId: interruptedRunId, issueId, companyId, holdId, agentId, continuation }: Decided,
+  report: ResumeReport,
+  releasingHoldId?: string,
+): Promise<void> {
   switch (decision.kind) {
     case 'none':
     case 'wait':
@@ -151,8 +166,17 @@ async function actOn(deps: Deps, { decision, runId: interruptedRunId, issueId, c
   try {
     // the claim, its wake and the resumed run commit together: one transaction per member (was two, bench scenario 5)
     claimed = await deps.db.$transaction(async (tx) => {
-      const { wake } = await createWake(tx, { companyId, agentId, issueId, reason: 'issue_tree_resumed', context: { holdId: holdOfClaim, interruptedRunId, ...continuation } });
-      const { count } = await tx.resumeClaim.createMany({ data: [{ interruptedRunId, holdId: holdOfClaim ?? '', wakeRequestId: wake.id }], skipDuplicates: true });
+      const { wake } = await createWake(tx, {
+        companyId,
+        agentId,
+        issueId,
+        reason: 'issue_tree_resumed',
+        context: { holdId: holdOfClaim, interruptedRunId, ...continuation },
+      });
+      const { count } = await tx.resumeClaim.createMany({
+        data: [{ interruptedRunId, holdId: holdOfClaim ?? '', wakeRequestId: wake.id }],
+        skipDuplicates: true,
+      });
       if (count === 0) throw new AlreadyClaimed();
       await logActivity(tx, {
         companyId,
@@ -164,7 +188,8 @@ async function actOn(deps: Deps, { decision, runId: interruptedRunId, issueId, c
       });
       const claim = await claimWakeForRun(tx, wake.id, companyId);
       // not dispatchable now (a new hold, an agent paused meanwhile): none of this resume stays, a later release retries
-      if (claim.kind !== 'dispatched') throw new WakeDispatchError(wake.id, claim.kind === 'skipped' ? claim.reason : claim.kind);
+      if (claim.kind !== 'dispatched')
+        throw new WakeDispatchError(wake.id, claim.kind === 'skipped' ? claim.reason : claim.kind);
       return { wakeId: wake.id, claim };
     });
   } catch (error) {
@@ -181,7 +206,10 @@ async function actOn(deps: Deps, { decision, runId: interruptedRunId, issueId, c
     // Temporal refused the workflow after the commit: the claim goes, so a later release or settlement can retry
     await deps.db.$transaction([
       deps.db.resumeClaim.deleteMany({ where: { interruptedRunId, wakeRequestId: claimed.wakeId } }),
-      deps.db.wakeRequest.updateMany({ where: { id: claimed.wakeId, status: 'queued' }, data: { status: 'cancelled', skipReason: error.message } }),
+      deps.db.wakeRequest.updateMany({
+        where: { id: claimed.wakeId, status: 'queued' },
+        data: { status: 'cancelled', skipReason: error.message },
+      }),
     ]);
     report.wakeFailures.push({ issueId, message: error.message });
   }

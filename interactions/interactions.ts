@@ -34,17 +34,14 @@ export async function openInteraction(deps: Deps, actor: ScopedActor, issueId: s
       },
     });
     const details = { interactionId: created.id };
-    await logActivity(
-      tx,
-      {
-        companyId: actor.companyId,
-        actor,
-        action: 'issue.interaction_created',
-        entityType: 'issue',
-        entityId: issueId,
-        details,
-      },
-    );
+    await logActivity(tx, {
+      companyId: actor.companyId,
+      actor,
+      action: 'issue.interaction_created',
+      entityType: 'issue',
+      entityId: issueId,
+      details,
+    });
     return created;
   });
   await notifySubtreeChanged(deps, [issueId], 'interaction_created');
@@ -104,17 +101,14 @@ export async function resolveInteraction(
     });
     if (count !== 1) throw new AppError('conflict', 'interaction was resolved concurrently');
     const details = { interactionId, status: input.status };
-    await logActivity(
-      tx,
-      {
-        companyId: actor.companyId,
-        actor,
-        action: 'issue.interaction_resolved',
-        entityType: 'issue',
-        entityId: existing.issueId,
-        details,
-      },
-    );
+    await logActivity(tx, {
+      companyId: actor.companyId,
+      actor,
+      action: 'issue.interaction_resolved',
+      entityType: 'issue',
+      entityId: existing.issueId,
+      details,
+    });
     return tx.interaction.findUniqueOrThrow({ where: { id: interactionId } });
   });
   await notifySubtreeChanged(deps, [interaction.issueId], 'interaction_resolved');

@@ -13,10 +13,18 @@ import { upsertWatchdog, type WatchdogInput } from '../watchdogs/watchdogs';
 import { blockersOfIssue } from '../runs/execution-blockers';
 import { wakeAndDispatch } from '../runs/wakes';
 
-
 export function presentIssue(issue: {
-  id: string; companyId: string; parentId: string | null; title: string; status: string; assigneeAgentId: string | null;
-  originKind: string; originId: string | null; createdAt: Date; updatedAt: Date; blockedBy?: { blockerIssueId: string }[];
+  id: string;
+  companyId: string;
+  parentId: string | null;
+  title: string;
+  status: string;
+  assigneeAgentId: string | null;
+  originKind: string;
+  originId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  blockedBy?: { blockerIssueId: string }[];
 }) {
   return {
     id: issue.id,
@@ -43,7 +51,8 @@ export async function issueInCompany(tx: Tx, actor: ScopedActor, issueId: string
 async function assertAssignable(tx: Tx, companyId: string, agentId: string) {
   const agent = await tx.agent.findUnique({ where: { id: agentId } });
   if (!agent || agent.companyId !== companyId) throw notFound('agent');
-  if (!isInvokable(agent.status)) throw new AppError('conflict', `agent ${agentId} is ${agent.status} and cannot be assigned`);
+  if (!isInvokable(agent.status))
+    throw new AppError('conflict', `agent ${agentId} is ${agent.status} and cannot be assigned`);
 }
 
 async function assertBlockersInCompany(tx: Tx, companyId: string, issueId: string, blockerIds: string[]) {
@@ -60,7 +69,12 @@ export interface CreateIssueInput {
   watchdog?: WatchdogInput;
 }
 
-export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateIssueInput, onCreated?: OnCreated<ReturnType<typeof presentIssue>>) {
+export async function createIssue(
+  deps: Deps,
+  actor: ScopedActor,
+  input: CreateIssueInput,
+  onCreated?: OnCreated<ReturnType<typeof presentIssue>>,
+) {
   if (input.watchdog) permit(actor, 'watchdog.manage', { companyId: actor.companyId });
   const issue = await deps.db.$transaction(async (tx) => {
     const parent = input.parentId ? await issueInCompany(tx, actor, input.parentId) : null;
@@ -76,7 +90,14 @@ export async function createIssue(deps: Deps, actor: ScopedActor, input: CreateI
       },
       include: { blockedBy: true },
     });
-    await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.created', entityType: 'issue', entityId: created.id, details: { parentId: created.parentId, status: created.status } });
+    await logActivity(tx, {
+      companyId: actor.companyId,
+      actor,
+      action: 'issue.created',
+      entityType: 'issue',
+      entityId: created.id,
+      details: { parentId: created.parentId, status: created.status },
+    });
     if (input.watchdog) await upsertWatchdog(tx, created, input.watchdog, actor);
     await onCreated?.(tx, presentIssue(created));
     return created;
@@ -99,14 +120,18 @@ export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: strin
     const reach = await permitOnIssue(tx, actor, 'issue.update', issue, actor.companyId);
     if (isWatchdogActor(actor)) {
       if (input.title !== undefined) deny('renaming issues is not part of the watchdog contract');
-      if (input.status !== undefined && input.status !== issue.status) checkWatchdogStatusMove(reach, issue.status, input.status, Boolean(input.comment?.trim()));
-      if (input.assigneeAgentId === null) deny('a watchdog run may reassign issues to active agents, not unassign them');
+      if (input.status !== undefined && input.status !== issue.status)
+        checkWatchdogStatusMove(reach, issue.status, input.status, Boolean(input.comment?.trim()));
+      if (input.assigneeAgentId === null)
+        deny('a watchdog run may reassign issues to active agents, not unassign them');
     }
     if (input.assigneeAgentId) await assertAssignable(tx, actor.companyId, input.assigneeAgentId);
     if (input.blockedByIssueIds) await assertBlockersInCompany(tx, actor.companyId, issueId, input.blockedByIssueIds);
     if (input.blockedByIssueIds) {
       await tx.issueBlocker.deleteMany({ where: { issueId } });
-      await tx.issueBlocker.createMany({ data: [...new Set(input.blockedByIssueIds)].map((blockerIssueId) => ({ issueId, blockerIssueId })) });
+      await tx.issueBlocker.createMany({
+        data: [...new Set(input.blockedByIssueIds)].map((blockerIssueId) => ({ issueId, blockerIssueId })),
+      });
     }
     const result = await tx.issue.update({
       where: { id: issueId },
@@ -145,14 +170,27 @@ async function insertComment(tx: Tx, actor: ScopedActor, issueId: string, body: 
   });
 }
 
-export async function addComment(deps: Deps, actor: ScopedActor, issueId: string, body: string, onCreated?: OnCreated<Comment>) {
+export async function addComment(
+  deps: Deps,
+  actor: ScopedActor,
+  issueId: string,
+  body: string,
+  onCreated?: OnCreated<Comment>,
+) {
   const comment = await deps.db.$transaction(async (tx) => {
     await permitOnIssue(tx, actor, 'issue.comment', await issueInCompany(tx, actor, issueId), actor.companyId);
     if (actor.kind === 'board' && (await activeHoldsCovering(tx, issueId)).length > 0) {
       throw new AppError('conflict', 'this issue is paused by a tree hold; resume it before sending new messages');
     }
     const created = await insertComment(tx, actor, issueId, body);
-    await logActivity(tx, { companyId: actor.companyId, actor, action: 'issue.comment_added', entityType: 'issue', entityId: issueId, details: { commentId: created.id } });
+    await logActivity(tx, {
+      companyId: actor.companyId,
+      actor,
+      action: 'issue.comment_added',
+      entityType: 'issue',
+      entityId: issueId,
+      details: { commentId: created.id },
+    });
     await onCreated?.(tx, created);
     return created;
   });

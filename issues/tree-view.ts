@@ -32,18 +32,47 @@ export interface TreeNode {
   moreChildren: number;
 }
 
-type IssueRow = { id: string; title: string; status: string; assigneeAgentId: string | null; assignee: { name: string } | null; _count: { children: number } };
+type IssueRow = {
+  id: string;
+  title: string;
+  status: string;
+  assigneeAgentId: string | null;
+  assignee: { name: string } | null;
+  _count: { children: number };
+};
 
-const issueSelect = { id: true, title: true, status: true, assigneeAgentId: true, assignee: { select: { name: true } }, _count: { select: { children: true } } } as const;
+const issueSelect = {
+  id: true,
+  title: true,
+  status: true,
+  assigneeAgentId: true,
+  assignee: { select: { name: true } },
+  _count: { select: { children: true } },
+} as const;
 
 /** Badges for a batch of issues: four statements per level, whatever its width. */
 async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[]>): Promise<TreeNode[]> {
   const ids = rows.map((r) => r.id);
   const [runs, holds, watchdogs, blockers] = await Promise.all([
-    db.run.findMany({ where: { issueId: { in: ids } }, distinct: ['issueId'], orderBy: [{ issueId: 'asc' }, { createdAt: 'desc' }], select: { id: true, issueId: true, status: true, silentState: true, failureState: true } }),
-    db.treeHold.findMany({ where: { rootIssueId: { in: ids }, status: 'active' }, select: { id: true, rootIssueId: true } }),
-    db.watchdog.findMany({ where: { activeIssueId: { in: ids } }, select: { id: true, issueId: true, lastEvaluation: true, triggerCount: true } }),
-    db.executionBlocker.findMany({ where: { issueId: { in: ids }, status: 'active' }, orderBy: { createdAt: 'asc' }, select: { id: true, issueId: true, runId: true, nextAction: true } }),
+    db.run.findMany({
+      where: { issueId: { in: ids } },
+      distinct: ['issueId'],
+      orderBy: [{ issueId: 'asc' }, { createdAt: 'desc' }],
+      select: { id: true, issueId: true, status: true, silentState: true, failureState: true },
+    }),
+    db.treeHold.findMany({
+      where: { rootIssueId: { in: ids }, status: 'active' },
+      select: { id: true, rootIssueId: true },
+    }),
+    db.watchdog.findMany({
+      where: { activeIssueId: { in: ids } },
+      select: { id: true, issueId: true, lastEvaluation: true, triggerCount: true },
+    }),
+    db.executionBlocker.findMany({
+      where: { issueId: { in: ids }, status: 'active' },
+      orderBy: { createdAt: 'asc' },
+      select: { id: true, issueId: true, runId: true, nextAction: true },
+    }),
   ]);
   const runOf = new Map(runs.map((r) => [r.issueId, r]));
   const watchdogOf = new Map(watchdogs.map((w) => [w.issueId, w]));
@@ -55,13 +84,31 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
       id: row.id,
       title: row.title,
       status: row.status,
-      assignee: row.assigneeAgentId ? { id: row.assigneeAgentId, name: row.assignee?.name ?? row.assigneeAgentId } : null,
+      assignee: row.assigneeAgentId
+        ? { id: row.assigneeAgentId, name: row.assignee?.name ?? row.assigneeAgentId }
+        : null,
       childCount: row._count.children,
-      run: run ? { id: run.id, status: run.status, live: (LIVE_RUN_STATUSES as readonly string[]).includes(run.status), silentState: run.silentState, failureState: run.failureState } : null,
+      run: run
+        ? {
+            id: run.id,
+            status: run.status,
+            live: (LIVE_RUN_STATUSES as readonly string[]).includes(run.status),
+            silentState: run.silentState,
+            failureState: run.failureState,
+          }
+        : null,
       holds: rooted,
       heldBy: [...(heldAbove.get(row.id) ?? []), ...rooted.map((h) => h.id)],
-      watchdog: watchdog ? { id: watchdog.id, lastState: (watchdog.lastEvaluation as { state?: string } | null)?.state ?? null, triggerCount: watchdog.triggerCount } : null,
-      blockers: blockers.filter((b) => b.issueId === row.id).map((b) => ({ id: b.id, runId: b.runId, nextAction: b.nextAction })),
+      watchdog: watchdog
+        ? {
+            id: watchdog.id,
+            lastState: (watchdog.lastEvaluation as { state?: string } | null)?.state ?? null,
+            triggerCount: watchdog.triggerCount,
+          }
+        : null,
+      blockers: blockers
+        .filter((b) => b.issueId === row.id)
+        .map((b) => ({ id: b.id, runId: b.runId, nextAction: b.nextAction })),
       // a leaf's children are known: none
       children: row._count.children === 0 ? [] : null,
       moreChildren: 0,
@@ -73,7 +120,12 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
  * The issue and `depth` levels below it (0: the issue alone). `offset` pages the root's children;
  * deeper levels list their first page. Null when the issue is not the company's.
  */
-export async function treeView(db: Db, companyId: string, issueId: string, options: { depth: number; offset: number; limit: number }): Promise<TreeNode | null> {
+export async function treeView(
+  db: Db,
+  companyId: string,
+  issueId: string,
+  options: { depth: number; offset: number; limit: number },
+): Promise<TreeNode | null> {
   const root = await db.issue.findUnique({ where: { id: issueId }, select: { ...issueSelect, companyId: true } });
   if (!root || root.companyId !== companyId) return null;
   const covering = (await activeHoldsCovering(db, issueId)).filter((h) => h.rootIssueId !== issueId).map((h) => h.id);
@@ -85,7 +137,15 @@ export async function treeView(db: Db, companyId: string, issueId: string, optio
     if (parents.length === 0) break;
     const take = Math.min(options.limit, TREE_NODES_MAX - listed);
     const rows = await Promise.all(
-      parents.map((p) => db.issue.findMany({ where: { parentId: p.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], skip: d === 0 ? options.offset : 0, take, select: issueSelect })),
+      parents.map((p) =>
+        db.issue.findMany({
+          where: { parentId: p.id },
+          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+          skip: d === 0 ? options.offset : 0,
+          take,
+          select: issueSelect,
+        }),
+      ),
     );
     const heldAbove = new Map<string, string[]>();
     parents.forEach((p, i) => rows[i].forEach((r) => heldAbove.set(r.id, p.heldBy)));

@@ -35,7 +35,12 @@ export function treeWalk(spec: TreeWalkSpec): Prisma.Sql {
   const name = Prisma.raw(`"${spec.name}"`);
   const columns = (spec.columns ?? []).map((c) => `, i."${c}"`).join('');
   const carried = Object.entries(spec.carry ?? {});
-  const startCarry = carried.length ? Prisma.join(carried.map(([as, expression]) => Prisma.sql`, ${expression} AS ${Prisma.raw(`"${as}"`)}`), '') : Prisma.empty;
+  const startCarry = carried.length
+    ? Prisma.join(
+        carried.map(([as, expression]) => Prisma.sql`, ${expression} AS ${Prisma.raw(`"${as}"`)}`),
+        '',
+      )
+    : Prisma.empty;
   const stepCarry = carried.map(([as]) => `, w."${as}"`).join('');
   const join = spec.direction === 'down' ? Prisma.sql`i."parentId" = w.id` : Prisma.sql`i.id = w."parentId"`;
   const conditions = [

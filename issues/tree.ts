@@ -37,7 +37,10 @@ export async function activeHoldsCovering(tx: Tx, issueId: string): Promise<{ id
  * so it is one statement: the ancestor walk joined to the watchdogs and their titles (was three:
  * walk, watchdogs, titles; bench scenario 2).
  */
-export async function watchdogsAbove(tx: Tx, issueIds: string[]): Promise<{ id: string; companyId: string; issueId: string; issue: { title: string } }[]> {
+export async function watchdogsAbove(
+  tx: Tx,
+  issueIds: string[],
+): Promise<{ id: string; companyId: string; issueId: string; issue: { title: string } }[]> {
   const unique = [...new Set(issueIds)];
   if (unique.length === 0) return [];
   const rows = await tx.$queryRaw<{ id: string; companyId: string; issueId: string; title: string }[]>`

@@ -30,13 +30,30 @@ export async function recordNotification(tx: Tx, companyId: string, write: Recor
     data: fact.data,
   };
   const { count } = await tx.notification.createMany({
-    data: [{ id, companyId, event: fact.event, kind: fact.kind, subject: fact.subject, stateVersion: fact.stateVersion, hash: notificationHash(fact), payload: payload as object }],
+    data: [
+      {
+        id,
+        companyId,
+        event: fact.event,
+        kind: fact.kind,
+        subject: fact.subject,
+        stateVersion: fact.stateVersion,
+        hash: notificationHash(fact),
+        payload: payload as object,
+      },
+    ],
     skipDuplicates: true,
   });
   if (count === 0) return;
-  const subscriptions = await tx.webhookSubscription.findMany({ where: { companyId, deletedAt: null, events: { has: fact.event } }, select: { id: true } });
+  const subscriptions = await tx.webhookSubscription.findMany({
+    where: { companyId, deletedAt: null, events: { has: fact.event } },
+    select: { id: true },
+  });
   if (subscriptions.length === 0) return;
-  await tx.webhookDelivery.createMany({ data: subscriptions.map((s) => ({ notificationId: id, subscriptionId: s.id })), skipDuplicates: true });
+  await tx.webhookDelivery.createMany({
+    data: subscriptions.map((s) => ({ notificationId: id, subscriptionId: s.id })),
+    skipDuplicates: true,
+  });
 }
 
 /** Deliveries whose workflow is started per dispatch round: the rest wait one round. */
@@ -55,8 +72,15 @@ export async function dispatchPendingDeliveries(deps: Deps): Promise<number> {
     take: DISPATCH_BATCH,
   });
   for (const delivery of due) {
-    await deps.orchestrator.startWebhookDelivery({ deliveryId: delivery.id, companyId: delivery.notification.companyId, summary: `Webhook: ${delivery.notification.kind} of ${delivery.notification.subject}` });
-    await deps.db.webhookDelivery.updateMany({ where: { id: delivery.id, dispatchedAt: null }, data: { dispatchedAt: new Date() } });
+    await deps.orchestrator.startWebhookDelivery({
+      deliveryId: delivery.id,
+      companyId: delivery.notification.companyId,
+      summary: `Webhook: ${delivery.notification.kind} of ${delivery.notification.subject}`,
+    });
+    await deps.db.webhookDelivery.updateMany({
+      where: { id: delivery.id, dispatchedAt: null },
+      data: { dispatchedAt: new Date() },
+    });
   }
   return due.length;
 }
@@ -94,7 +118,9 @@ export function startDeliveryDispatcher(deps: Deps, everyMs: number): { stop(): 
 export async function deliveriesOf(db: Db, subscriptionId: string, limit = 200) {
   const rows = await db.webhookDelivery.findMany({
     where: { subscriptionId },
-    include: { notification: { select: { event: true, kind: true, subject: true, stateVersion: true, createdAt: true } } },
+    include: {
+      notification: { select: { event: true, kind: true, subject: true, stateVersion: true, createdAt: true } },
+    },
     orderBy: { createdAt: 'desc' },
     take: limit,
   });

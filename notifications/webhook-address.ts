@@ -26,7 +26,9 @@ export async function checkedWebhookAddress(url: URL, allowPrivate: boolean): Pr
     try {
       addresses = await lookup(host, { all: true, verbatim: true });
     } catch (error) {
-      throw new WebhookAddressRefusedError(`url: host ${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new WebhookAddressRefusedError(
+        `url: host ${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
   }
   if (addresses.length === 0) throw new WebhookAddressRefusedError(`url: host ${host} does not resolve`);

@@ -20,7 +20,12 @@ function presentWebhook(row: { id: string; companyId: string; url: string; event
 }
 
 /** `onCreated` runs in the creating transaction (an Idempotency-Key's reply is stored there). */
-export async function createWebhook(deps: Deps, actor: ScopedActor, input: WebhookInput, onCreated?: OnCreated<WebhookCreated>) {
+export async function createWebhook(
+  deps: Deps,
+  actor: ScopedActor,
+  input: WebhookInput,
+  onCreated?: OnCreated<WebhookCreated>,
+) {
   const problem = webhookUrlProblem(input.url);
   if (problem) throw new AppError('bad_request', problem);
   try {
@@ -31,9 +36,18 @@ export async function createWebhook(deps: Deps, actor: ScopedActor, input: Webho
   }
   const secret = input.secret ?? `whsec_${randomBytes(24).toString('hex')}`;
   return deps.db.$transaction(async (tx) => {
-    const row = await tx.webhookSubscription.create({ data: { companyId: actor.companyId, url: input.url, events: [...new Set(input.events)], secret } });
+    const row = await tx.webhookSubscription.create({
+      data: { companyId: actor.companyId, url: input.url, events: [...new Set(input.events)], secret },
+    });
     // the URL only: the secret never enters the audit log
-    await logActivity(tx, { companyId: actor.companyId, actor, action: 'webhook.created', entityType: 'webhook', entityId: row.id, details: { url: row.url, events: row.events } });
+    await logActivity(tx, {
+      companyId: actor.companyId,
+      actor,
+      action: 'webhook.created',
+      entityType: 'webhook',
+      entityId: row.id,
+      details: { url: row.url, events: row.events },
+    });
     const created: WebhookCreated = { ...presentWebhook(row), secret };
     await onCreated?.(tx, created);
     return created;
@@ -43,7 +57,10 @@ export async function createWebhook(deps: Deps, actor: ScopedActor, input: Webho
 export type WebhookCreated = ReturnType<typeof presentWebhook> & { secret: string };
 
 export async function listWebhooks(deps: Deps, actor: ScopedActor) {
-  const rows = await deps.db.webhookSubscription.findMany({ where: { companyId: actor.companyId, deletedAt: null }, orderBy: { createdAt: 'asc' } });
+  const rows = await deps.db.webhookSubscription.findMany({
+    where: { companyId: actor.companyId, deletedAt: null },
+    orderBy: { createdAt: 'asc' },
+  });
   return rows.map(presentWebhook);
 }
 
@@ -57,9 +74,19 @@ async function webhookOf(deps: Deps, actor: ScopedActor, webhookId: string) {
 export async function deleteWebhook(deps: Deps, actor: ScopedActor, webhookId: string) {
   const row = await webhookOf(deps, actor, webhookId);
   await deps.db.$transaction(async (tx) => {
-    const { count } = await tx.webhookSubscription.updateMany({ where: { id: row.id, deletedAt: null }, data: { deletedAt: new Date() } });
+    const { count } = await tx.webhookSubscription.updateMany({
+      where: { id: row.id, deletedAt: null },
+      data: { deletedAt: new Date() },
+    });
     if (count === 0) throw notFound('webhook');
-    await logActivity(tx, { companyId: actor.companyId, actor, action: 'webhook.deleted', entityType: 'webhook', entityId: row.id, details: { url: row.url } });
+    await logActivity(tx, {
+      companyId: actor.companyId,
+      actor,
+      action: 'webhook.deleted',
+      entityType: 'webhook',
+      entityId: row.id,
+      details: { url: row.url },
+    });
   });
 }
 

@@ -49,11 +49,31 @@ export function registerPostmortemMetrics(registry: Registry, db: Db, log: Logge
         if (value !== null && value !== undefined) this.set(value);
       },
     });
-  gauge('treewarden_postmortem_productive_seconds', 'Running time of runs that ended succeeded or with an inspected result (all recorded runs)', (p) => p.productiveTime.value);
-  gauge('treewarden_postmortem_false_stale', 'Silent-running grades later contradicted by the run\'s own activity', (p) => p.falseStaleCount.value);
-  gauge('treewarden_postmortem_orphan_monitors', 'Monitors stopped because their owner run ended', (p) => p.orphanMonitorCount.value);
-  gauge('treewarden_postmortem_context_overflows', 'Runs whose agent reported context_overflow as the reason it ended', (p) => p.contextOverflows.value);
-  gauge('treewarden_postmortem_detached_processes', 'Processes found alive after SIGTERM by stop-partial stops, plus processes reaped as orphans', (p) => p.detachedProcessCount.value);
+  gauge(
+    'treewarden_postmortem_productive_seconds',
+    'Running time of runs that ended succeeded or with an inspected result (all recorded runs)',
+    (p) => p.productiveTime.value,
+  );
+  gauge(
+    'treewarden_postmortem_false_stale',
+    "Silent-running grades later contradicted by the run's own activity",
+    (p) => p.falseStaleCount.value,
+  );
+  gauge(
+    'treewarden_postmortem_orphan_monitors',
+    'Monitors stopped because their owner run ended',
+    (p) => p.orphanMonitorCount.value,
+  );
+  gauge(
+    'treewarden_postmortem_context_overflows',
+    'Runs whose agent reported context_overflow as the reason it ended',
+    (p) => p.contextOverflows.value,
+  );
+  gauge(
+    'treewarden_postmortem_detached_processes',
+    'Processes found alive after SIGTERM by stop-partial stops, plus processes reaped as orphans',
+    (p) => p.detachedProcessCount.value,
+  );
   new Gauge({
     name: 'treewarden_postmortem_watchdog_recovery_seconds',
     help: 'Time from a watchdog stopped verdict to the next run starting in its subtree: quantile 0.5 (p50) and 1 (max)',

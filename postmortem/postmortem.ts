@@ -30,14 +30,35 @@ async function postmortemFacts(db: Db, scope: Scope, now: Date): Promise<Postmor
   const runWhere = scope === 'fleet' ? {} : { issueId: { in: scope.issueIds } };
   const runs = await db.run.findMany({
     where: runWhere,
-    select: { id: true, issueId: true, status: true, failureState: true, startedAt: true, finishedAt: true, endReason: true, stopResult: true, lastApiActivityAt: true, silentState: true, silentDecision: true },
+    select: {
+      id: true,
+      issueId: true,
+      status: true,
+      failureState: true,
+      startedAt: true,
+      finishedAt: true,
+      endReason: true,
+      stopResult: true,
+      lastApiActivityAt: true,
+      silentState: true,
+      silentDecision: true,
+    },
   });
   const runIds = runs.map((r) => r.id);
   const [findings, jobs, verdicts] = await Promise.all([
-    db.finding.findMany({ where: { runId: { in: runIds }, verdict: { in: ['silent-running', 'orphan-reaped'] } }, select: { runId: true, verdict: true, createdAt: true, details: true } }),
-    db.job.findMany({ where: { ownerRunId: { in: runIds } }, select: { kind: true, stopReason: true, stopResult: true } }),
+    db.finding.findMany({
+      where: { runId: { in: runIds }, verdict: { in: ['silent-running', 'orphan-reaped'] } },
+      select: { runId: true, verdict: true, createdAt: true, details: true },
+    }),
+    db.job.findMany({
+      where: { ownerRunId: { in: runIds } },
+      select: { kind: true, stopReason: true, stopResult: true },
+    }),
     db.activityLog.findMany({
-      where: { action: 'issue.task_watchdog_triggered', ...(scope === 'fleet' ? {} : { entityId: { in: scope.issueIds } }) },
+      where: {
+        action: 'issue.task_watchdog_triggered',
+        ...(scope === 'fleet' ? {} : { entityId: { in: scope.issueIds } }),
+      },
       select: { entityId: true, createdAt: true },
     }),
   ]);
@@ -49,18 +70,31 @@ async function postmortemFacts(db: Db, scope: Scope, now: Date): Promise<Postmor
     stoppedVerdicts.push({ at: v.createdAt, subtreeIssueIds: subtrees.get(v.entityId)! });
   }
   return {
-    runs: runs.map((r): RunFacts => ({ id: r.id, issueId: r.issueId, status: r.status, failureState: r.failureState, startedAt: r.startedAt, finishedAt: r.finishedAt, endReason: r.endReason, stopSurvivors: survivorsOf(r.stopResult) })),
+    runs: runs.map((r): RunFacts => ({
+      id: r.id,
+      issueId: r.issueId,
+      status: r.status,
+      failureState: r.failureState,
+      startedAt: r.startedAt,
+      finishedAt: r.finishedAt,
+      endReason: r.endReason,
+      stopSurvivors: survivorsOf(r.stopResult),
+    })),
     stoppedVerdicts,
     silentFindings: findings
       .filter((f) => f.verdict === 'silent-running')
       .map((f) => {
         const run = byId.get(f.runId)!;
         const contradicted =
-          (run.lastApiActivityAt !== null && run.lastApiActivityAt > f.createdAt) || run.status === 'succeeded' || (run.silentState === 'ok' && run.silentDecision === null);
+          (run.lastApiActivityAt !== null && run.lastApiActivityAt > f.createdAt) ||
+          run.status === 'succeeded' ||
+          (run.silentState === 'ok' && run.silentDecision === null);
         return { runId: f.runId, at: f.createdAt, contradicted };
       }),
     orphanMonitors: jobs.filter((j) => j.kind === 'monitor' && j.stopReason === 'owner_terminal').length,
-    reapedProcesses: findings.filter((f) => f.verdict === 'orphan-reaped').reduce((n, f) => n + (((f.details as { processes?: unknown[] }).processes ?? []).length || 0), 0),
+    reapedProcesses: findings
+      .filter((f) => f.verdict === 'orphan-reaped')
+      .reduce((n, f) => n + (((f.details as { processes?: unknown[] }).processes ?? []).length || 0), 0),
     jobStopSurvivors: jobs.reduce((n, j) => n + survivorsOf(j.stopResult), 0),
     now,
   };
@@ -69,7 +103,14 @@ async function postmortemFacts(db: Db, scope: Scope, now: Date): Promise<Postmor
 /** The subtree a watchdog watches: its issue and descendants, without the review task's branch. */
 async function watchedSubtree(db: Db, watchedIssueId: string): Promise<string[]> {
   const nodes = await subtree(db, watchedIssueId);
-  const reviews = new Set((await db.issue.findMany({ where: { id: { in: nodes.map((n) => n.id) }, originKind: TASK_WATCHDOG_ORIGIN }, select: { id: true } })).map((i) => i.id));
+  const reviews = new Set(
+    (
+      await db.issue.findMany({
+        where: { id: { in: nodes.map((n) => n.id) }, originKind: TASK_WATCHDOG_ORIGIN },
+        select: { id: true },
+      })
+    ).map((i) => i.id),
+  );
   const excluded = new Set<string>();
   for (const n of nodes) if (reviews.has(n.id) || (n.parentId && excluded.has(n.parentId))) excluded.add(n.id);
   return nodes.filter((n) => !excluded.has(n.id)).map((n) => n.id);

@@ -5,7 +5,13 @@
  */
 import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
 import type { Run } from '../generated/prisma/client';
-import { buildCapsule, type Capsule, type CapsuleFacts, type CapsuleKind, type StoppedLeafFacts } from '../domain/capsule';
+import {
+  buildCapsule,
+  type Capsule,
+  type CapsuleFacts,
+  type CapsuleKind,
+  type StoppedLeafFacts,
+} from '../domain/capsule';
 import { preservedCheckpoint } from '../domain/checkpoint';
 import type { Deps } from '../runtime/deps';
 import { runFiles } from './run-files';
@@ -24,7 +30,22 @@ export async function capsuleFor(deps: Deps, run: RunForCapsule): Promise<Capsul
 }
 
 async function capsuleFacts(deps: Deps, run: RunForCapsule): Promise<CapsuleFacts | null> {
-  const context = (run.context ?? {}) as { interruptedRunId?: unknown; reconciliation?: unknown; taskWatchdog?: { watchdogId: string; watchedIssueId: string; fingerprint: string; stoppedLeaves: { id: string; status: string; blockerIds: string[]; executionBlockerIds: string[]; pendingInteractionIds: string[] }[] } };
+  const context = (run.context ?? {}) as {
+    interruptedRunId?: unknown;
+    reconciliation?: unknown;
+    taskWatchdog?: {
+      watchdogId: string;
+      watchedIssueId: string;
+      fingerprint: string;
+      stoppedLeaves: {
+        id: string;
+        status: string;
+        blockerIds: string[];
+        executionBlockerIds: string[];
+        pendingInteractionIds: string[];
+      }[];
+    };
+  };
   let kind: CapsuleKind;
   let predecessorId: string | null = null;
   if (run.wakeReason === 'issue_tree_resumed' && typeof context.interruptedRunId === 'string') {
@@ -33,13 +54,22 @@ async function capsuleFacts(deps: Deps, run: RunForCapsule): Promise<CapsuleFact
   } else if (context.taskWatchdog) {
     kind = 'watchdog_review';
   } else {
-    const previous = await deps.db.run.findFirst({ where: { issueId: run.issueId, id: { not: run.id }, createdAt: { lt: run.createdAt } }, orderBy: { createdAt: 'desc' }, select: { id: true, status: true } });
+    const previous = await deps.db.run.findFirst({
+      where: { issueId: run.issueId, id: { not: run.id }, createdAt: { lt: run.createdAt } },
+      orderBy: { createdAt: 'desc' },
+      select: { id: true, status: true },
+    });
     if (!previous || !['failed', 'cancelled', 'timed_out'].includes(previous.status)) return null;
     kind = 'replacement';
     predecessorId = previous.id;
   }
-  const blockerIssueIds = context.taskWatchdog ? [run.issueId, ...context.taskWatchdog.stoppedLeaves.map((l) => l.id)] : [run.issueId];
-  const openBlockers = await deps.db.executionBlocker.findMany({ where: { issueId: { in: blockerIssueIds }, status: 'active' }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const blockerIssueIds = context.taskWatchdog
+    ? [run.issueId, ...context.taskWatchdog.stoppedLeaves.map((l) => l.id)]
+    : [run.issueId];
+  const openBlockers = await deps.db.executionBlocker.findMany({
+    where: { issueId: { in: blockerIssueIds }, status: 'active' },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
   return {
     kind,
     issueId: run.issueId,
@@ -57,7 +87,13 @@ async function capsuleFacts(deps: Deps, run: RunForCapsule): Promise<CapsuleFact
 }
 
 async function predecessorFacts(deps: Deps, runId: string): Promise<CapsuleFacts['predecessor']> {
-  const p = await deps.db.run.findUnique({ where: { id: runId }, include: { jobs: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }, evidence: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } } });
+  const p = await deps.db.run.findUnique({
+    where: { id: runId },
+    include: {
+      jobs: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+      evidence: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] },
+    },
+  });
   if (!p) return null;
   const stop = (p.stopResult ?? null) as { verdict?: string; outcome?: string } | null;
   const inspection = (p.inspection ?? null) as { outputTail?: string } | null;
@@ -78,16 +114,37 @@ async function predecessorFacts(deps: Deps, runId: string): Promise<CapsuleFacts
     journal: onThisHost ? lastLines(files.journal, JOURNAL_LINES) : p.hostId === null ? [] : null,
     checkpoint: preservedCheckpoint(p.stopResult),
     outputTail: inspection?.outputTail ?? (onThisHost ? fileTail(files.output) : null),
-    jobs: p.jobs.map((j) => ({ id: j.id, kind: j.kind, command: [j.command, ...((j.args as string[]) ?? [])].join(' '), status: j.status, exitCode: j.exitCode, stopReason: j.stopReason, verdict: ((j.stopResult ?? null) as { verdict?: string } | null)?.verdict ?? null })),
+    jobs: p.jobs.map((j) => ({
+      id: j.id,
+      kind: j.kind,
+      command: [j.command, ...((j.args as string[]) ?? [])].join(' '),
+      status: j.status,
+      exitCode: j.exitCode,
+      stopReason: j.stopReason,
+      verdict: ((j.stopResult ?? null) as { verdict?: string } | null)?.verdict ?? null,
+    })),
     evidence: p.evidence.map((e) => ({ check: e.check, passed: e.passed, at: e.createdAt.toISOString() })),
   };
 }
 
-async function stoppedLeafFacts(deps: Deps, leaves: { id: string; status: string; blockerIds: string[]; executionBlockerIds: string[]; pendingInteractionIds: string[] }[]): Promise<StoppedLeafFacts[]> {
+async function stoppedLeafFacts(
+  deps: Deps,
+  leaves: {
+    id: string;
+    status: string;
+    blockerIds: string[];
+    executionBlockerIds: string[];
+    pendingInteractionIds: string[];
+  }[],
+): Promise<StoppedLeafFacts[]> {
   const ids = leaves.map((l) => l.id);
   const [issues, runs] = await Promise.all([
     deps.db.issue.findMany({ where: { id: { in: ids } }, select: { id: true, title: true } }),
-    deps.db.run.findMany({ where: { issueId: { in: ids } }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], distinct: ['issueId'] }),
+    deps.db.run.findMany({
+      where: { issueId: { in: ids } },
+      orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+      distinct: ['issueId'],
+    }),
   ]);
   const titles = new Map(issues.map((i) => [i.id, i.title]));
   const lastRuns = new Map(runs.map((r) => [r.issueId, r]));
@@ -100,11 +157,22 @@ async function stoppedLeafFacts(deps: Deps, leaves: { id: string; status: string
       blockerIssueIds: l.blockerIds,
       executionBlockerIds: l.executionBlockerIds,
       pendingInteractionIds: l.pendingInteractionIds,
-      lastRun: r ? { runId: r.id, status: r.status, exitCode: r.exitCode, failureState: r.failureState, finishedAt: r.finishedAt?.toISOString() ?? null } : null,
+      lastRun: r
+        ? {
+            runId: r.id,
+            status: r.status,
+            exitCode: r.exitCode,
+            failureState: r.failureState,
+            finishedAt: r.finishedAt?.toISOString() ?? null,
+          }
+        : null,
     };
   });
   // oldest activity first, so trimming keeps the leaves that moved last
-  return facts.sort((a, b) => (a.lastRun?.finishedAt ?? '').localeCompare(b.lastRun?.finishedAt ?? '') || a.issueId.localeCompare(b.issueId));
+  return facts.sort(
+    (a, b) =>
+      (a.lastRun?.finishedAt ?? '').localeCompare(b.lastRun?.finishedAt ?? '') || a.issueId.localeCompare(b.issueId),
+  );
 }
 
 function fileTail(file: string): string | null {
@@ -128,5 +196,8 @@ function fileTail(file: string): string | null {
 function lastLines(file: string, n: number): string[] {
   const text = fileTail(file);
   if (text === null) return [];
-  return text.split('\n').filter((line) => line.trim() !== '').slice(-n);
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(-n);
 }

@@ -87,12 +87,21 @@ export async function resolveBlocker(
   input: { resolution: BlockerResolution; note?: string },
   actor: ScopedActor,
 ): Promise<PresentedBlocker> {
-  const existing = await deps.db.executionBlocker.findUnique({ where: { id: blockerId }, include: { issue: { select: { title: true } } } });
+  const existing = await deps.db.executionBlocker.findUnique({
+    where: { id: blockerId },
+    include: { issue: { select: { title: true } } },
+  });
   if (!existing || existing.companyId !== actor.companyId) throw notFound('execution blocker');
   const resolved = await deps.db.$transaction(async (tx) => {
     const { count } = await tx.executionBlocker.updateMany({
       where: { id: blockerId, status: 'active' },
-      data: { status: 'resolved', resolvedAt: new Date(), resolution: input.resolution, note: input.note ?? null, resolvedBy: `${actor.kind}:${actor.companyId}` },
+      data: {
+        status: 'resolved',
+        resolvedAt: new Date(),
+        resolution: input.resolution,
+        note: input.note ?? null,
+        resolvedBy: `${actor.kind}:${actor.companyId}`,
+      },
     });
     if (count === 0) throw new AppError('conflict', `execution blocker ${blockerId} is already resolved`);
     await logActivity(tx, {
@@ -103,7 +112,12 @@ export async function resolveBlocker(
       entityId: existing.issueId,
       details: { blockerId, runId: existing.runId, resolution: input.resolution, note: input.note ?? null },
     });
-    await deps.orchestrator.startBlockerResolution({ blockerId, companyId: actor.companyId, issueId: existing.issueId, title: existing.issue.title });
+    await deps.orchestrator.startBlockerResolution({
+      blockerId,
+      companyId: actor.companyId,
+      issueId: existing.issueId,
+      title: existing.issue.title,
+    });
     return tx.executionBlocker.findUniqueOrThrow({ where: { id: blockerId } });
   });
   // an active blocker is a material stop fact: its resolution re-arms the watchdog above
@@ -136,12 +150,16 @@ export async function resumeAfterResolution(deps: Deps, blockerId: string): Prom
     return report;
   }
   await resumeIfOwed(deps, blocker.runId, report);
-  if (report.wakeFailures.length > 0) throw new ResumeDispatchFailed(report.wakeFailures.map((f) => f.message).join('; '));
+  if (report.wakeFailures.length > 0)
+    throw new ResumeDispatchFailed(report.wakeFailures.map((f) => f.message).join('; '));
   return report;
 }
 
 /** What stands between a hold's subtree and `wakeAgents`: every active blocker in it. */
 export async function unreconciledIn(db: Db, issueIds: string[]) {
-  const rows = await db.executionBlocker.findMany({ where: { issueId: { in: issueIds }, status: 'active' }, orderBy: { createdAt: 'asc' } });
+  const rows = await db.executionBlocker.findMany({
+    where: { issueId: { in: issueIds }, status: 'active' },
+    orderBy: { createdAt: 'asc' },
+  });
   return rows.map((b) => ({ issueId: b.issueId, runId: b.runId, blockerId: b.id }));
 }

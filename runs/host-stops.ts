@@ -17,8 +17,15 @@ export type StopTarget = 'run' | 'job';
 /** An activity for one host's processes reached a worker of another host: it must read nothing. */
 export class WrongHostError extends Error {
   override readonly name = 'WrongHostError';
-  constructor(readonly target: StopTarget, readonly id: string, readonly owningHost: string, readonly thisHost: string) {
-    super(`${target} ${id} runs on host ${owningHost}; this worker is on host ${thisHost} and cannot see its processes`);
+  constructor(
+    readonly target: StopTarget,
+    readonly id: string,
+    readonly owningHost: string,
+    readonly thisHost: string,
+  ) {
+    super(
+      `${target} ${id} runs on host ${owningHost}; this worker is on host ${thisHost} and cannot see its processes`,
+    );
   }
 }
 
@@ -28,18 +35,27 @@ export function assertOwningHost(deps: Deps, target: StopTarget, id: string, own
 
 /** The host whose /proc holds the work's processes; null when no process was ever started. */
 export async function hostOf(deps: Deps, target: StopTarget, id: string): Promise<string | null> {
-  const row = target === 'run' ? await deps.db.run.findUniqueOrThrow({ where: { id }, select: { hostId: true } }) : await deps.db.job.findUniqueOrThrow({ where: { id }, select: { hostId: true } });
+  const row =
+    target === 'run'
+      ? await deps.db.run.findUniqueOrThrow({ where: { id }, select: { hostId: true } })
+      : await deps.db.job.findUniqueOrThrow({ where: { id }, select: { hostId: true } });
   return row.hostId;
 }
 
 async function writeStopResult(deps: Deps, target: StopTarget, id: string, stopResult: object): Promise<void> {
-  if (target === 'run') await deps.db.run.update({ where: { id }, data: { stopResult, stateVersion: { increment: 1 } } });
+  if (target === 'run')
+    await deps.db.run.update({ where: { id }, data: { stopResult, stateVersion: { increment: 1 } } });
   else await deps.db.job.update({ where: { id }, data: { stopResult } });
 }
 
 /** No host ever started a process for this work (it was stopped before it spawned): nothing can survive. */
 export async function recordNothingStarted(deps: Deps, target: StopTarget, id: string): Promise<void> {
-  await writeStopResult(deps, target, id, { verdict: 'terminal-clean', attempts: [], verifiedAt: new Date().toISOString(), detail: 'no process was started on any host' });
+  await writeStopResult(deps, target, id, {
+    verdict: 'terminal-clean',
+    attempts: [],
+    verifiedAt: new Date().toISOString(),
+    detail: 'no process was started on any host',
+  });
 }
 
 /**
@@ -47,11 +63,22 @@ export async function recordNothingStarted(deps: Deps, target: StopTarget, id: s
  * or host-lost at once when the host was already declared lost. A worker that starts on the host
  * completes it (runs/orphans.ts).
  */
-export async function recordStopPending(deps: Deps, target: StopTarget, id: string, host: string, reason: string): Promise<UnverifiedStop> {
+export async function recordStopPending(
+  deps: Deps,
+  target: StopTarget,
+  id: string,
+  host: string,
+  reason: string,
+): Promise<UnverifiedStop> {
   const lost = await deps.db.lostHost.findUnique({ where: { hostId: host } });
-  const result: UnverifiedStop = lost ? { verdict: 'host-lost', host, declaredAt: lost.declaredAt.toISOString() } : { verdict: 'stop-pending', host, since: new Date().toISOString() };
+  const result: UnverifiedStop = lost
+    ? { verdict: 'host-lost', host, declaredAt: lost.declaredAt.toISOString() }
+    : { verdict: 'stop-pending', host, since: new Date().toISOString() };
   await writeStopResult(deps, target, id, { ...result, reason });
-  const runId = target === 'run' ? id : (await deps.db.job.findUniqueOrThrow({ where: { id }, select: { ownerRunId: true } })).ownerRunId;
+  const runId =
+    target === 'run'
+      ? id
+      : (await deps.db.job.findUniqueOrThrow({ where: { id }, select: { ownerRunId: true } })).ownerRunId;
   await emitFinding(deps, runId, result.verdict, { host, ...(target === 'job' ? { jobId: id } : {}) });
   return result;
 }
@@ -60,7 +87,10 @@ const pendingOn = (hostId: string) => ({ hostId, stopResult: { path: ['verdict']
 
 /** Runs and jobs whose stop waits for this host. */
 export async function pendingStopsOn(deps: Deps, hostId: string) {
-  const [runs, jobs] = await Promise.all([deps.db.run.findMany({ where: pendingOn(hostId) }), deps.db.job.findMany({ where: pendingOn(hostId) })]);
+  const [runs, jobs] = await Promise.all([
+    deps.db.run.findMany({ where: pendingOn(hostId) }),
+    deps.db.job.findMany({ where: pendingOn(hostId) }),
+  ]);
   return { runs, jobs };
 }
 
@@ -70,18 +100,37 @@ export async function pendingStopsOn(deps: Deps, hostId: string) {
  */
 export async function declareHostLost(deps: Deps, hostId: string, actor: Actor) {
   permit(actor, 'host.declare_lost', { companyId: null });
-  if (hostId === deps.hostId) throw new AppError('conflict', `host ${hostId} is the host this API runs on: it is not lost`);
-  const declared = await deps.db.lostHost.upsert({ where: { hostId }, create: { hostId, declaredBy: actor.kind }, update: {} });
+  if (hostId === deps.hostId)
+    throw new AppError('conflict', `host ${hostId} is the host this API runs on: it is not lost`);
+  const declared = await deps.db.lostHost.upsert({
+    where: { hostId },
+    create: { hostId, declaredBy: actor.kind },
+    update: {},
+  });
   const settled: UnverifiedStop = { verdict: 'host-lost', host: hostId, declaredAt: declared.declaredAt.toISOString() };
   const { runs, jobs } = await pendingStopsOn(deps, hostId);
   for (const run of runs) {
-    await deps.db.run.update({ where: { id: run.id }, data: { stopResult: { ...settled, previous: run.stopResult } as object, stateVersion: { increment: 1 } } });
+    await deps.db.run.update({
+      where: { id: run.id },
+      data: { stopResult: { ...settled, previous: run.stopResult } as object, stateVersion: { increment: 1 } },
+    });
     await emitFinding(deps, run.id, 'host-lost', { host: hostId });
     await deps.db.$transaction((tx) =>
-      logActivity(tx, { companyId: run.companyId, actor, action: 'run.host_lost', entityType: 'run', entityId: run.id, details: { hostId } }),
+      logActivity(tx, {
+        companyId: run.companyId,
+        actor,
+        action: 'run.host_lost',
+        entityType: 'run',
+        entityId: run.id,
+        details: { hostId },
+      }),
     );
   }
-  for (const job of jobs) await deps.db.job.update({ where: { id: job.id }, data: { stopResult: { ...settled, previous: job.stopResult } as object } });
+  for (const job of jobs)
+    await deps.db.job.update({
+      where: { id: job.id },
+      data: { stopResult: { ...settled, previous: job.stopResult } as object },
+    });
   return deps.db.lostHost.update({
     where: { hostId },
     data: { settledRuns: { increment: runs.length }, settledJobs: { increment: jobs.length } },

@@ -7,7 +7,14 @@
 import type { Actor } from '../domain/actor';
 import type { HostProbeAnswer, ProcessInfo, RunOnHost } from '../domain/host-probe';
 import { isTerminalRunStatus } from '../domain/statuses';
-import { unverifiedStopOf, VERDICT_ACTIONS, verdictOf, type FailureState, type SilenceLevel, type Verdict } from '../domain/supervision';
+import {
+  unverifiedStopOf,
+  VERDICT_ACTIONS,
+  verdictOf,
+  type FailureState,
+  type SilenceLevel,
+  type Verdict,
+} from '../domain/supervision';
 import { permitOnRun } from '../access/authority';
 import type { Deps } from '../runtime/deps';
 import { blockersByRun } from './execution-blockers';
@@ -26,17 +33,33 @@ async function askHosts(deps: Deps, runs: Owner[], jobs: Owner[]): Promise<Map<s
   const hosts = new Set([...runs, ...jobs].flatMap((o) => (o.hostId ? [o.hostId] : [])));
   const answers = await Promise.all(
     [...hosts].map((hostId) =>
-      deps.orchestrator.probeHost(hostId, { runIds: runs.filter((r) => r.hostId === hostId).map((r) => r.id), jobIds: jobs.filter((j) => j.hostId === hostId).map((j) => j.id) }),
+      deps.orchestrator.probeHost(hostId, {
+        runIds: runs.filter((r) => r.hostId === hostId).map((r) => r.id),
+        jobIds: jobs.filter((j) => j.hostId === hostId).map((j) => j.id),
+      }),
     ),
   );
   return new Map(answers.map((answer) => [answer.hostId, answer]));
 }
 
-function treeOf(owner: Owner, answers: Map<string, HostProbeAnswer>, pick: (answer: HostProbeAnswer & { reachable: true }) => ProcessInfo[] | undefined): ProcessTreeView {
+function treeOf(
+  owner: Owner,
+  answers: Map<string, HostProbeAnswer>,
+  pick: (answer: HostProbeAnswer & { reachable: true }) => ProcessInfo[] | undefined,
+): ProcessTreeView {
   // no host and no token: no process was ever started
-  if (!owner.hostId) return owner.ownerToken ? { host: 'unknown', visible: false, processes: null, detail: 'recorded without a host id: no host can be asked' } : { host: null, visible: true, processes: [] };
+  if (!owner.hostId)
+    return owner.ownerToken
+      ? { host: 'unknown', visible: false, processes: null, detail: 'recorded without a host id: no host can be asked' }
+      : { host: null, visible: true, processes: [] };
   const answer = answers.get(owner.hostId);
-  if (!answer?.reachable) return { host: owner.hostId, visible: false, processes: null, detail: `unreachable host ${owner.hostId}: no worker of that host answered, so its process tree is unknown` };
+  if (!answer?.reachable)
+    return {
+      host: owner.hostId,
+      visible: false,
+      processes: null,
+      detail: `unreachable host ${owner.hostId}: no worker of that host answered, so its process tree is unknown`,
+    };
   return { host: owner.hostId, visible: true, processes: pick(answer) ?? [] };
 }
 
@@ -57,7 +80,10 @@ export async function inspectWork(deps: Deps, id: string, actor: Actor) {
   else permitOnRun(actor, 'run.inspect', { id: work.job.ownerRunId, companyId: work.job.companyId });
   if (work.kind !== 'agent_run') {
     const job = work.job;
-    const owner = await deps.db.run.findUniqueOrThrow({ where: { id: job.ownerRunId }, select: { id: true, status: true } });
+    const owner = await deps.db.run.findUniqueOrThrow({
+      where: { id: job.ownerRunId },
+      select: { id: true, status: true },
+    });
     const tree = treeOf(job, await askHosts(deps, [], [job]), (answer) => answer.jobs[job.id]);
     const active = job.status === 'running';
     const verdict = verdictOf({
@@ -85,7 +111,10 @@ export async function inspectWork(deps: Deps, id: string, actor: Actor) {
   const onHost: RunOnHost | null = answer?.reachable ? (answer.runs[run.id] ?? null) : null;
   const active = !isTerminalRunStatus(run.status);
   const writers = onHost?.writers ?? [];
-  const leaseHeld = active && run.leaseRenewedAt !== null && Date.now() - run.leaseRenewedAt.getTime() < 3 * deps.config.TREEWARDEN_SUPERVISE_EVERY_MS;
+  const leaseHeld =
+    active &&
+    run.leaseRenewedAt !== null &&
+    Date.now() - run.leaseRenewedAt.getTime() < 3 * deps.config.TREEWARDEN_SUPERVISE_EVERY_MS;
   const tombstone = run.ownerToken !== null && (onHost?.tombstone ?? false);
   const verdict = verdictOf({
     kind: 'agent_run',
@@ -102,7 +131,12 @@ export async function inspectWork(deps: Deps, id: string, actor: Actor) {
     unverifiedStop: unverifiedStopOf(run.stopResult),
   });
   const [supersededBy, evidence, findings, blockers] = await Promise.all([
-    run.supersededByRunId ? deps.db.run.findUnique({ where: { id: run.supersededByRunId }, select: { id: true, status: true, finishedAt: true } }) : null,
+    run.supersededByRunId
+      ? deps.db.run.findUnique({
+          where: { id: run.supersededByRunId },
+          select: { id: true, status: true, finishedAt: true },
+        })
+      : null,
     run.supersessionEvidenceId ? deps.db.gateEvidence.findUnique({ where: { id: run.supersessionEvidenceId } }) : null,
     deps.db.finding.findMany({ where: { runId: run.id }, orderBy: { createdAt: 'asc' } }),
     blockersByRun(deps.db, [run.id]),
@@ -118,7 +152,11 @@ export async function inspectWork(deps: Deps, id: string, actor: Actor) {
       processTree: treeOf(job, answers, (a) => a.jobs[job.id]),
       ...(job.kind === 'monitor' && job.status === 'running' && !active ? verdictView('monitor-orphaned') : {}),
     })),
-    workspace: { path: run.workdir, tombstone: { path: files.tombstone, matches: tombstone }, writerLock: { path: files.writerLock, holders: onHost ? writers : null } },
+    workspace: {
+      path: run.workdir,
+      tombstone: { path: files.tombstone, matches: tombstone },
+      writerLock: { path: files.writerLock, holders: onHost ? writers : null },
+    },
     lease: { renewedAt: run.leaseRenewedAt, held: leaseHeld },
     journal: { path: files.journal, lastPulseAt: onHost?.journalPulseAt ?? null },
     output: { path: files.output, modifiedAt: onHost?.outputModifiedAt ?? null },

@@ -20,7 +20,13 @@ export interface ReapReport {
   verified: string[];
 }
 
-type Candidate = { id: string; ownerToken: string | null; processGroupId: number | null; hostId: string | null; stopResult: unknown };
+type Candidate = {
+  id: string;
+  ownerToken: string | null;
+  processGroupId: number | null;
+  hostId: string | null;
+  stopResult: unknown;
+};
 
 export async function reapOrphans(deps: Deps): Promise<ReapReport> {
   const tokens = [...liveOwnerTokens()];
@@ -34,9 +40,19 @@ export async function reapOrphans(deps: Deps): Promise<ReapReport> {
   const report: ReapReport = { reaped: [], verified: [] };
   const pendingIds = new Set([...pending.runs, ...pending.jobs].map((w) => w.id));
   const orphanRuns = [];
-  for (const run of runs) if (!pendingIds.has(run.id) && (isTerminalRunStatus(run.status) || !(await deps.orchestrator.isWorkflowOpen(workflowId.agentRun(run.id))))) orphanRuns.push(run);
+  for (const run of runs)
+    if (
+      !pendingIds.has(run.id) &&
+      (isTerminalRunStatus(run.status) || !(await deps.orchestrator.isWorkflowOpen(workflowId.agentRun(run.id))))
+    )
+      orphanRuns.push(run);
   const orphanJobs = [];
-  for (const job of jobs) if (!pendingIds.has(job.id) && (job.status !== 'running' || !(await deps.orchestrator.isWorkflowOpen(workflowId.backgroundJob(job.id))))) orphanJobs.push(job);
+  for (const job of jobs)
+    if (
+      !pendingIds.has(job.id) &&
+      (job.status !== 'running' || !(await deps.orchestrator.isWorkflowOpen(workflowId.backgroundJob(job.id))))
+    )
+      orphanJobs.push(job);
 
   for (const run of [...pending.runs, ...orphanRuns]) {
     if (!(await claimReap(deps, run.id))) continue;
@@ -47,7 +63,10 @@ export async function reapOrphans(deps: Deps): Promise<ReapReport> {
   for (const job of [...pending.jobs, ...orphanJobs]) {
     if (!(await claimReap(deps, job.id))) continue;
     const { found, result } = await stopHere(deps, job, null);
-    await deps.db.job.update({ where: { id: job.id }, data: { stopResult: { ...result, host: deps.hostId, previous: job.stopResult } as object } });
+    await deps.db.job.update({
+      where: { id: job.id },
+      data: { stopResult: { ...result, host: deps.hostId, previous: job.stopResult } as object },
+    });
     await noteReaped(deps, report, job.ownerRunId, job, found, result, pendingIds.has(job.id));
   }
   return report;
@@ -71,15 +90,43 @@ async function claimReap(deps: Deps, workId: string): Promise<boolean> {
 }
 
 /** The verified stop, and what was alive before it. */
-async function stopHere(deps: Deps, owner: Candidate, writerLock: string | null): Promise<{ found: number[]; result: StopResult }> {
+async function stopHere(
+  deps: Deps,
+  owner: Candidate,
+  writerLock: string | null,
+): Promise<{ found: number[]; result: StopResult }> {
   const found = ownedProcesses(owner).map((p) => p.pid);
-  return { found, result: await verifiedStop(owner, owner.ownerToken ? writerLock : null, deps.config.TREEWARDEN_STOP_GRACE_MS, () => undefined) };
+  return {
+    found,
+    result: await verifiedStop(
+      owner,
+      owner.ownerToken ? writerLock : null,
+      deps.config.TREEWARDEN_STOP_GRACE_MS,
+      () => undefined,
+    ),
+  };
 }
 
-async function noteReaped(deps: Deps, report: ReapReport, runId: string, work: Candidate, found: number[], result: StopResult, wasPending: boolean) {
+async function noteReaped(
+  deps: Deps,
+  report: ReapReport,
+  runId: string,
+  work: Candidate,
+  found: number[],
+  result: StopResult,
+  wasPending: boolean,
+) {
   if (wasPending) report.verified.push(work.id);
   if (found.length === 0) return;
   report.reaped.push(work.id);
-  deps.log.warn({ runId, workId: work.id, host: deps.hostId, processes: found.length, verdict: result.verdict }, 'reaped the live processes of finished work');
-  await emitFinding(deps, runId, 'orphan-reaped', { host: deps.hostId, ...(work.id !== runId ? { jobId: work.id } : {}), processes: found, verdict: result.verdict });
+  deps.log.warn(
+    { runId, workId: work.id, host: deps.hostId, processes: found.length, verdict: result.verdict },
+    'reaped the live processes of finished work',
+  );
+  await emitFinding(deps, runId, 'orphan-reaped', {
+    host: deps.hostId,
+    ...(work.id !== runId ? { jobId: work.id } : {}),
+    processes: found,
+    verdict: result.verdict,
+  });
 }

@@ -21,12 +21,18 @@ function readStat(pid: number): Omit<ProcessInfo, 'command'> & { zombie: boolean
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // the command name may contain spaces and parentheses: fields start after the last ')'
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { pid, zombie: fields[0] === 'Z' || fields[0] === 'X', ppid: Number(fields[1]), pgid: Number(fields[2]), cpuTicks: Number(fields[11]) + Number(fields[12]) };
+  return {
+    pid,
+    zombie: fields[0] === 'Z' || fields[0] === 'X',
+    ppid: Number(fields[1]),
+    pgid: Number(fields[2]),
+    cpuTicks: Number(fields[11]) + Number(fields[12]),
+  };
 }
 
 function selfAndAncestors(): Set<number> {
   const chain = new Set<number>();
-  for (let pid = process.pid; pid > 1 && !chain.has(pid); ) {
+  for (let pid = process.pid; pid > 1 && !chain.has(pid);) {
     chain.add(pid);
     try {
       pid = readStat(pid).ppid;
@@ -70,7 +76,9 @@ export function liveOwnerTokens(): Set<string> {
     if (!Number.isInteger(pid) || excluded.has(pid)) continue;
     try {
       if (readStat(pid).zombie) continue;
-      const variable = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((v) => v.startsWith(prefix));
+      const variable = readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .find((v) => v.startsWith(prefix));
       if (variable) tokens.add(variable.slice(prefix.length));
     } catch {
       // exited while we looked, or not ours to read

@@ -50,7 +50,13 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
     const run = await lockRun(tx, runId);
     if (isTerminalRunStatus(run.status)) return { status: run.status, issueId: run.issueId };
     const status: RunStatus =
-      outcome.kind === 'exited' ? (outcome.exitCode === 0 ? 'succeeded' : 'failed') : outcome.kind === 'stopped' ? 'cancelled' : 'failed';
+      outcome.kind === 'exited'
+        ? outcome.exitCode === 0
+          ? 'succeeded'
+          : 'failed'
+        : outcome.kind === 'stopped'
+          ? 'cancelled'
+          : 'failed';
     await tx.run.update({
       where: { id: runId },
       data: {
@@ -63,7 +69,15 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
         // API, provider or worker failure has an unknown outcome and stays uninspected
         ...(status === 'failed'
           ? outcome.kind === 'exited'
-            ? { failureState: 'inspected', inspection: { exitCode: outcome.exitCode, error: outcome.error ?? null, outputTail: outcome.outputTail ?? '', inspectedAt: new Date() } }
+            ? {
+                failureState: 'inspected',
+                inspection: {
+                  exitCode: outcome.exitCode,
+                  error: outcome.error ?? null,
+                  outputTail: outcome.outputTail ?? '',
+                  inspectedAt: new Date(),
+                },
+              }
             : { failureState: 'uninspected' }
           : {}),
         stateVersion: { increment: 1 },
@@ -85,7 +99,12 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
       action: `run.${status}`,
       entityType: 'run',
       entityId: runId,
-      details: { issueId: run.issueId, stopKind: run.stopKind, adapterEntered: run.adapterEntered, preserved: checkpoint !== null },
+      details: {
+        issueId: run.issueId,
+        stopKind: run.stopKind,
+        adapterEntered: run.adapterEntered,
+        preserved: checkpoint !== null,
+      },
     });
     return { status, issueId: run.issueId };
   });
@@ -93,8 +112,12 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
   // settlement and its follow-ups still stops the monitors, reconciles and resumes.
   // owner-bound work ends with its owner; a replacement run never inherits it
   await stopJobsOf(deps, runId, 'owner_terminal');
-  const final = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { failureState: true, error: true } });
-  if (final.failureState === 'uninspected') await emitFinding(deps, runId, 'failed-uninspected', { error: final.error });
+  const final = await deps.db.run.findUniqueOrThrow({
+    where: { id: runId },
+    select: { failureState: true, error: true },
+  });
+  if (final.failureState === 'uninspected')
+    await emitFinding(deps, runId, 'failed-uninspected', { error: final.error });
   if (settled.status === 'succeeded') await reconcileSupersession(deps, settled.issueId);
   await settleInterruptedRun(deps, runId);
   await notifyForRun(deps, runId, 'run_finished');
@@ -114,7 +137,8 @@ export async function requestStop(
 ): Promise<{ stopped: boolean; status: RunStatus }> {
   const result = await deps.db.$transaction(async (tx) => {
     const run = await lockRun(tx, runId);
-    if (isTerminalRunStatus(run.status)) return { stopped: false, status: run.status, queued: false, companyId: run.companyId };
+    if (isTerminalRunStatus(run.status))
+      return { stopped: false, status: run.status, queued: false, companyId: run.companyId };
     await tx.run.update({
       where: { id: runId },
       data: {
@@ -143,8 +167,24 @@ export async function requestStop(
 /** The operator stop of a run, for every route that stops one (domain/authorization.ts: 'run.stop'). */
 type RunRow = Pick<
   Run,
-  | 'id' | 'companyId' | 'issueId' | 'agentId' | 'status' | 'wakeReason' | 'context' | 'startedAt' | 'finishedAt' | 'exitCode'
-  | 'error' | 'stopKind' | 'stoppedByHoldId' | 'createdAt' | 'stopResult' | 'failureState' | 'silentState' | 'supersededByRunId'
+  | 'id'
+  | 'companyId'
+  | 'issueId'
+  | 'agentId'
+  | 'status'
+  | 'wakeReason'
+  | 'context'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'exitCode'
+  | 'error'
+  | 'stopKind'
+  | 'stoppedByHoldId'
+  | 'createdAt'
+  | 'stopResult'
+  | 'failureState'
+  | 'silentState'
+  | 'supersededByRunId'
   | 'endReason'
 >;
 
@@ -180,7 +220,10 @@ export const presentRun = (r: RunRow, executionBlocker: PresentedBlocker | null 
 export async function runsOfIssue(deps: Deps, actor: ScopedActor, issueId: string) {
   await issueInCompany(deps.db, actor, issueId);
   const runs = await deps.db.run.findMany({ where: { issueId }, orderBy: { createdAt: 'asc' } });
-  const blockers = await blockersByRun(deps.db, runs.map((r) => r.id));
+  const blockers = await blockersByRun(
+    deps.db,
+    runs.map((r) => r.id),
+  );
   return runs.map((r) => presentRun(r, blockers.get(r.id) ?? null));
 }
 
@@ -193,7 +236,8 @@ export async function runOfCompany(deps: Deps, actor: ScopedActor, runId: string
 /** Stops a run for a person or its own token, and answers it as it is once the stop was requested. */
 export async function stopRunForActor(deps: Deps, runId: string, actor: Actor) {
   const run = await deps.db.run.findUnique({ where: { id: runId } });
-  if (!run || (actor.kind !== 'admin' && actor.companyId !== run.companyId)) throw new AppError('not_found', 'run not found');
+  if (!run || (actor.kind !== 'admin' && actor.companyId !== run.companyId))
+    throw new AppError('not_found', 'run not found');
   permitOnRun(actor, 'run.stop', run);
   if (isTerminalRunStatus(run.status)) throw new AppError('conflict', `run is already ${run.status}`);
   await requestStop(deps, runId, { kind: 'operator_stop', actor });

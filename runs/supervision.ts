@@ -4,7 +4,15 @@
  * emitted once per (run, state version, finding hash).
  */
 import { AppError } from '../domain/errors';
-import { DEFAULT_SILENCE_POLICY, findingHash, lastSignOfLife, silenceLevel, type SilenceDecision, type FindingKind, type SilencePolicy } from '../domain/supervision';
+import {
+  DEFAULT_SILENCE_POLICY,
+  findingHash,
+  lastSignOfLife,
+  silenceLevel,
+  type SilenceDecision,
+  type FindingKind,
+  type SilencePolicy,
+} from '../domain/supervision';
 import type { Actor } from '../domain/actor';
 import { logActivity, logSystemActivity } from '../db/activity-log';
 import type { Deps } from '../runtime/deps';
@@ -27,14 +35,33 @@ export function silencePolicy(config: Deps['config']): SilencePolicy {
 }
 
 /** A finding is recorded (and logged) only the first time its (run, version, hash) is seen. */
-export async function emitFinding(deps: Deps, runId: string, verdict: FindingKind, details: Record<string, unknown>): Promise<boolean> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { stateVersion: true, companyId: true } });
+export async function emitFinding(
+  deps: Deps,
+  runId: string,
+  verdict: FindingKind,
+  details: Record<string, unknown>,
+): Promise<boolean> {
+  const run = await deps.db.run.findUniqueOrThrow({
+    where: { id: runId },
+    select: { stateVersion: true, companyId: true },
+  });
   const hash = findingHash(verdict, details);
-  const { count } = await deps.db.finding.createMany({ data: [{ runId, stateVersion: run.stateVersion, findingHash: hash, verdict, details: details as object }], skipDuplicates: true });
+  const { count } = await deps.db.finding.createMany({
+    data: [{ runId, stateVersion: run.stateVersion, findingHash: hash, verdict, details: details as object }],
+    skipDuplicates: true,
+  });
   if (count === 0) return false;
-  deps.log.warn({ runId, verdict, stateVersion: run.stateVersion, findingHash: hash, ...details }, `run ${runId}: ${verdict}`);
+  deps.log.warn(
+    { runId, verdict, stateVersion: run.stateVersion, findingHash: hash, ...details },
+    `run ${runId}: ${verdict}`,
+  );
   await deps.db.$transaction((tx) =>
-    logSystemActivity(tx, run.companyId, { action: 'run.finding', entityType: 'run', entityId: runId, details: { verdict, ...details } }),
+    logSystemActivity(tx, run.companyId, {
+      action: 'run.finding',
+      entityType: 'run',
+      entityId: runId,
+      details: { verdict, ...details },
+    }),
   );
   return true;
 }
@@ -49,19 +76,44 @@ export async function superviseTick(deps: Deps, runId: string, files: RunFiles, 
   const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
   const ticks = ownedProcesses(run).reduce((sum, p) => sum + p.cpuTicks, 0);
   const cpu = { ticks, at: last.ticks >= 0 && ticks > last.ticks ? now : last.at };
-  const lastSign = lastSignOfLife({ apiActivityAt: run.lastApiActivityAt, journalPulseAt: modifiedAt(files.journal), processActiveAt: cpu.at, outputModifiedAt: modifiedAt(files.output) });
-  const level = silenceLevel(now, lastSign, run.startedAt ?? now, { kind: run.silentDecision as SilenceDecision | null, until: run.silentDecisionUntil }, silencePolicy(deps.config));
+  const lastSign = lastSignOfLife({
+    apiActivityAt: run.lastApiActivityAt,
+    journalPulseAt: modifiedAt(files.journal),
+    processActiveAt: cpu.at,
+    outputModifiedAt: modifiedAt(files.output),
+  });
+  const level = silenceLevel(
+    now,
+    lastSign,
+    run.startedAt ?? now,
+    { kind: run.silentDecision as SilenceDecision | null, until: run.silentDecisionUntil },
+    silencePolicy(deps.config),
+  );
   const changed = level !== (run.silentState ?? 'ok');
-  await deps.db.run.update({ where: { id: runId }, data: { leaseRenewedAt: now, ...(changed ? { silentState: level, stateVersion: { increment: 1 } } : {}) } });
+  await deps.db.run.update({
+    where: { id: runId },
+    data: { leaseRenewedAt: now, ...(changed ? { silentState: level, stateVersion: { increment: 1 } } : {}) },
+  });
   if (changed && level !== 'ok') await emitFinding(deps, runId, 'silent-running', { level });
   return cpu;
 }
 
 /** Records a verified stop; a stop that needed escalation is a `stop-partial` finding with its survivors. */
-export async function recordStopResult(deps: Deps, runId: string, result: { verdict: string; attempts: { verdict: string; survivors: { pid: number; command: string }[] }[] } & object) {
-  await deps.db.run.update({ where: { id: runId }, data: { stopResult: result as object, stateVersion: { increment: 1 } } });
+export async function recordStopResult(
+  deps: Deps,
+  runId: string,
+  result: { verdict: string; attempts: { verdict: string; survivors: { pid: number; command: string }[] }[] } & object,
+) {
+  await deps.db.run.update({
+    where: { id: runId },
+    data: { stopResult: result as object, stateVersion: { increment: 1 } },
+  });
   const partial = result.attempts.find((a) => a.verdict === 'stop-partial');
-  if (partial) await emitFinding(deps, runId, 'stop-partial', { survivors: partial.survivors.map((s) => s.pid), escalatedTo: result.verdict });
+  if (partial)
+    await emitFinding(deps, runId, 'stop-partial', {
+      survivors: partial.survivors.map((s) => s.pid),
+      escalatedTo: result.verdict,
+    });
 }
 
 /**
@@ -75,12 +127,24 @@ export async function reconcileSupersession(deps: Deps, issueId: string): Promis
     include: { evidence: { where: { passed: true }, orderBy: { createdAt: 'desc' }, take: 1 } },
   });
   if (!replacement) return 0;
-  const failed = await deps.db.run.findMany({ where: { issueId, status: 'failed', createdAt: { lt: replacement.createdAt }, failureState: { in: ['uninspected', 'inspected'] } } });
+  const failed = await deps.db.run.findMany({
+    where: {
+      issueId,
+      status: 'failed',
+      createdAt: { lt: replacement.createdAt },
+      failureState: { in: ['uninspected', 'inspected'] },
+    },
+  });
   for (const run of failed) {
     await deps.db.$transaction(async (tx) => {
       await tx.run.update({
         where: { id: run.id },
-        data: { failureState: 'superseded', supersededByRunId: replacement.id, supersessionEvidenceId: replacement.evidence[0].id, stateVersion: { increment: 1 } },
+        data: {
+          failureState: 'superseded',
+          supersededByRunId: replacement.id,
+          supersessionEvidenceId: replacement.evidence[0].id,
+          stateVersion: { increment: 1 },
+        },
       });
       await logSystemActivity(tx, run.companyId, {
         action: 'run.superseded',
@@ -94,11 +158,25 @@ export async function reconcileSupersession(deps: Deps, issueId: string): Promis
 }
 
 /** Gate evidence C on run B; a passing check may close earlier failures on the same issue. */
-export async function recordEvidence(deps: Deps, runId: string, evidence: { check: string; passed: boolean; details?: Record<string, unknown> }, actor: Actor) {
+export async function recordEvidence(
+  deps: Deps,
+  runId: string,
+  evidence: { check: string; passed: boolean; details?: Record<string, unknown> },
+  actor: Actor,
+) {
   const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
   const created = await deps.db.$transaction(async (tx) => {
-    const row = await tx.gateEvidence.create({ data: { runId, check: evidence.check, passed: evidence.passed, details: (evidence.details ?? {}) as object } });
-    await logActivity(tx, { companyId: run.companyId, actor, action: 'run.evidence_recorded', entityType: 'run', entityId: runId, details: { evidenceId: row.id, check: evidence.check, passed: evidence.passed } });
+    const row = await tx.gateEvidence.create({
+      data: { runId, check: evidence.check, passed: evidence.passed, details: (evidence.details ?? {}) as object },
+    });
+    await logActivity(tx, {
+      companyId: run.companyId,
+      actor,
+      action: 'run.evidence_recorded',
+      entityType: 'run',
+      entityId: runId,
+      details: { evidenceId: row.id, check: evidence.check, passed: evidence.passed },
+    });
     return row;
   });
   if (evidence.passed) await reconcileSupersession(deps, run.issueId);
@@ -108,24 +186,55 @@ export async function recordEvidence(deps: Deps, runId: string, evidence: { chec
 /** `treewarden ack`: a person closes a failure that reconciliation could not. */
 export async function acknowledgeFailure(deps: Deps, runId: string, actor: Actor) {
   const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
-  if (run.status !== 'failed') throw new AppError('conflict', `run ${runId} is ${run.status}: only a failed run can be acknowledged`);
+  if (run.status !== 'failed')
+    throw new AppError('conflict', `run ${runId} is ${run.status}: only a failed run can be acknowledged`);
   if (run.failureState === 'acknowledged' || run.failureState === 'superseded') return run;
   return deps.db.$transaction(async (tx) => {
-    const updated = await tx.run.update({ where: { id: runId }, data: { failureState: 'acknowledged', stateVersion: { increment: 1 } } });
-    await logActivity(tx, { companyId: run.companyId, actor, action: 'run.acknowledged', entityType: 'run', entityId: runId, details: { previous: run.failureState } });
+    const updated = await tx.run.update({
+      where: { id: runId },
+      data: { failureState: 'acknowledged', stateVersion: { increment: 1 } },
+    });
+    await logActivity(tx, {
+      companyId: run.companyId,
+      actor,
+      action: 'run.acknowledged',
+      entityType: 'run',
+      entityId: runId,
+      details: { previous: run.failureState },
+    });
     return updated;
   });
 }
 
 /** The silent-run watchdog's decisions: snooze (for a while), continue (re-arms later), dismiss (for good). */
-export async function decideSilence(deps: Deps, runId: string, decision: SilenceDecision, snoozeMinutes: number | undefined, actor: Actor) {
+export async function decideSilence(
+  deps: Deps,
+  runId: string,
+  decision: SilenceDecision,
+  snoozeMinutes: number | undefined,
+  actor: Actor,
+) {
   const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
   const now = Date.now();
   const until =
-    decision === 'snooze' ? new Date(now + (snoozeMinutes ?? 60) * 60_000) : decision === 'continue' ? new Date(now + silencePolicy(deps.config).continueRearmMs) : null;
+    decision === 'snooze'
+      ? new Date(now + (snoozeMinutes ?? 60) * 60_000)
+      : decision === 'continue'
+        ? new Date(now + silencePolicy(deps.config).continueRearmMs)
+        : null;
   return deps.db.$transaction(async (tx) => {
-    const updated = await tx.run.update({ where: { id: runId }, data: { silentDecision: decision, silentDecisionUntil: until, silentState: 'ok', stateVersion: { increment: 1 } } });
-    await logActivity(tx, { companyId: run.companyId, actor, action: 'run.silence_decided', entityType: 'run', entityId: runId, details: { decision, until } });
+    const updated = await tx.run.update({
+      where: { id: runId },
+      data: { silentDecision: decision, silentDecisionUntil: until, silentState: 'ok', stateVersion: { increment: 1 } },
+    });
+    await logActivity(tx, {
+      companyId: run.companyId,
+      actor,
+      action: 'run.silence_decided',
+      entityType: 'run',
+      entityId: runId,
+      details: { decision, until },
+    });
     return updated;
   });
 }

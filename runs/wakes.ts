@@ -51,10 +51,16 @@ export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string)
   await lockCompanyScheduling(tx, companyId, 'dispatch');
   // after the company lock, never before it: a pause holding that lock updates wake rows
   await tx.$executeRaw`SELECT 1 FROM "WakeRequest" WHERE id = ${wakeId}::uuid FOR UPDATE`;
-  const current = await tx.wakeRequest.findUniqueOrThrow({ where: { id: wakeId }, include: { agent: true, issue: true } });
+  const current = await tx.wakeRequest.findUniqueOrThrow({
+    where: { id: wakeId },
+    include: { agent: true, issue: true },
+  });
   if (current.status !== 'queued') return { kind: 'not_queued' };
   if (!isInvokable(current.agent.status)) {
-    await tx.wakeRequest.update({ where: { id: wakeId }, data: { status: 'skipped', skipReason: `agent ${current.agent.status}` } });
+    await tx.wakeRequest.update({
+      where: { id: wakeId },
+      data: { status: 'skipped', skipReason: `agent ${current.agent.status}` },
+    });
     return { kind: 'skipped', reason: `agent is ${current.agent.status}` };
   }
   const holds = await activeHoldsCovering(tx, current.issueId);
@@ -69,8 +75,17 @@ export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string)
       context: current.context as object,
     },
   });
-  await tx.wakeRequest.update({ where: { id: wakeId }, data: { status: 'claimed', runId: run.id, claimedAt: new Date() } });
-  return { kind: 'dispatched', runId: run.id, title: current.issue.title, companyId: current.companyId, issueId: current.issueId };
+  await tx.wakeRequest.update({
+    where: { id: wakeId },
+    data: { status: 'claimed', runId: run.id, claimedAt: new Date() },
+  });
+  return {
+    kind: 'dispatched',
+    runId: run.id,
+    title: current.issue.title,
+    companyId: current.companyId,
+    issueId: current.issueId,
+  };
 }
 
 /**
@@ -81,10 +96,18 @@ export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string)
 export async function startClaimedRun(deps: Deps, wakeId: string, claim: RunClaim): Promise<DispatchOutcome> {
   if (claim.kind !== 'dispatched') return claim;
   try {
-    await deps.orchestrator.startRun({ runId: claim.runId, companyId: claim.companyId, issueId: claim.issueId, title: claim.title });
+    await deps.orchestrator.startRun({
+      runId: claim.runId,
+      companyId: claim.companyId,
+      issueId: claim.issueId,
+      title: claim.title,
+    });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    deps.log.warn({ wakeId, runId: claim.runId, err: error }, 'run workflow could not be started; the wake is queued again');
+    deps.log.warn(
+      { wakeId, runId: claim.runId, err: error },
+      'run workflow could not be started; the wake is queued again',
+    );
     await deps.db.$transaction([
       deps.db.wakeRequest.update({ where: { id: wakeId }, data: { status: 'queued', runId: null, claimedAt: null } }),
       deps.db.run.delete({ where: { id: claim.runId } }),
@@ -97,7 +120,10 @@ export async function startClaimedRun(deps: Deps, wakeId: string, claim: RunClai
 /** Turns a queued wake into a queued run and starts its workflow. */
 export async function dispatchWake(deps: Deps, wakeId: string): Promise<DispatchOutcome> {
   const claim = await deps.db.$transaction(async (tx) => {
-    const { companyId } = await tx.wakeRequest.findUniqueOrThrow({ where: { id: wakeId }, select: { companyId: true } });
+    const { companyId } = await tx.wakeRequest.findUniqueOrThrow({
+      where: { id: wakeId },
+      select: { companyId: true },
+    });
     return claimWakeForRun(tx, wakeId, companyId);
   });
   return startClaimedRun(deps, wakeId, claim);

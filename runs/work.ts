@@ -12,7 +12,8 @@ import { stopRunForActor } from './runs';
 
 /** Any background id to its kind; another company's id is not found. */
 export async function resolveWork(deps: Deps, id: string, actor: Actor) {
-  const companyOk = (companyId: string) => actor.kind === 'admin' || ('companyId' in actor && actor.companyId === companyId);
+  const companyOk = (companyId: string) =>
+    actor.kind === 'admin' || ('companyId' in actor && actor.companyId === companyId);
   const run = await deps.db.run.findUnique({ where: { id } });
   if (run && companyOk(run.companyId)) return { kind: 'agent_run' as const, run };
   const job = await deps.db.job.findUnique({ where: { id } });
@@ -43,17 +44,21 @@ async function verifiedStop(deps: Deps, table: 'run' | 'job', id: string): Promi
   const deadline = Date.now() + deps.config.TREEWARDEN_STOP_GRACE_MS + 10_000;
   const select = { stopResult: true, status: true } as const;
   for (;;) {
-    const row = table === 'run' ? await deps.db.run.findUnique({
-      where: { id },
-      select,
-    }) : await deps.db.job.findUnique({ where: { id }, select });
+    const row =
+      table === 'run'
+        ? await deps.db.run.findUnique({
+            where: { id },
+            select,
+          })
+        : await deps.db.job.findUnique({ where: { id }, select });
     if (row?.stopResult) return row.stopResult;
     // a queued run or an exited job had nothing to stop
-    if (row && (row.status === 'cancelled' || row.status === 'exited')) return {
-      verdict: 'terminal-clean',
-      attempts: [],
-      detail: 'nothing was running',
-    };
+    if (row && (row.status === 'cancelled' || row.status === 'exited'))
+      return {
+        verdict: 'terminal-clean',
+        attempts: [],
+        detail: 'nothing was running',
+      };
     if (Date.now() > deadline) return null;
     await sleep(100);
   }

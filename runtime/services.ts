@@ -17,9 +17,17 @@ export interface Services extends Deps {
  * NDJSON for log collectors; readable lines (pino-pretty, in a worker thread) when a person watches a
  * terminal, e.g. under `npm start`.
  */
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string, stream: { isTTY?: boolean } = process.stdout): Logger {
+export function createLogger(
+  config: Pick<Config, 'LOG_LEVEL'>,
+  name: string,
+  stream: { isTTY?: boolean } = process.stdout,
+): Logger {
   if (!stream.isTTY) return pino({ name, level: config.LOG_LEVEL });
-  return pino({ name, level: config.LOG_LEVEL, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } });
+  return pino({
+    name,
+    level: config.LOG_LEVEL,
+    transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
+  });
 }
 
 export async function connectServices(config: Config, log: Logger): Promise<Services> {

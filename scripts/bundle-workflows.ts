@@ -9,7 +9,9 @@ import { dirname, join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 
 async function main() {
-  const target = resolve(process.env.TREEWARDEN_WORKFLOW_BUNDLE ?? join(process.env.TREEWARDEN_DATA_DIR ?? '.data', 'workflow-bundle.js'));
+  const target = resolve(
+    process.env.TREEWARDEN_WORKFLOW_BUNDLE ?? join(process.env.TREEWARDEN_DATA_DIR ?? '.data', 'workflow-bundle.js'),
+  );
   const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') });
   mkdirSync(dirname(target), { recursive: true });
   writeFileSync(target, code);

@@ -13,19 +13,34 @@ import { check, cleanups, say, waitFor, type Proc } from './cluster-check-suppor
 /** The host id a worker logged when it started. */
 export const hostIdOf = (worker: Proc): string => (JSON.parse(worker.readyLine!) as { hostId: string }).hostId;
 
-export async function runScenario(apiUrl: string, adminToken: string, address: string, namespace: string, taskQueue: string, workers: Proc[], hosts: SimulatedHost[]): Promise<void> {
+export async function runScenario(
+  apiUrl: string,
+  adminToken: string,
+  address: string,
+  namespace: string,
+  taskQueue: string,
+  workers: Proc[],
+  hosts: SimulatedHost[],
+): Promise<void> {
   // Both workers poll the one task queue (scaling out is just more of them), and each its own host's queue.
   const hostIds = workers.map(hostIdOf);
   check(new Set(hostIds).size === 2, 'the two workers are on two hosts', hostIds);
   await waitFor('each worker polling the task queue and its host queue', async () => {
     const connection = await Connection.connect({ address });
     const pollersOf = async (name: string, taskQueueType: number) =>
-      ((await connection.workflowService.describeTaskQueue({ namespace, taskQueue: { name }, taskQueueType })).pollers ?? []).map((p) => p.identity ?? '');
+      (
+        (await connection.workflowService.describeTaskQueue({ namespace, taskQueue: { name }, taskQueueType }))
+          .pollers ?? []
+      ).map((p) => p.identity ?? '');
     try {
       // Temporal's default identity is <pid>@<hostname>: the pid inside the host, the host's UTS name
       const shared = await pollersOf(taskQueue, 1 /* WORKFLOW */);
       const onHosts = await Promise.all(hostIds.map((id) => pollersOf(hostQueue(taskQueue, id), 2 /* ACTIVITY */)));
-      return hosts.every((host, i) => shared.some((identity) => identity.endsWith(`@${host.name}`)) && onHosts[i].some((identity) => identity.endsWith(`@${host.name}`)));
+      return hosts.every(
+        (host, i) =>
+          shared.some((identity) => identity.endsWith(`@${host.name}`)) &&
+          onHosts[i].some((identity) => identity.endsWith(`@${host.name}`)),
+      );
     } finally {
       await connection.close();
     }
@@ -56,7 +71,9 @@ async function watchdogScenario(board: TreewardenClient, companyId: string): Pro
     const runs = (await board.listRuns(woken.reviewIssueId!)).items;
     return runs.length > 0 && runs.every((r) => r.status === 'succeeded') ? runs : null;
   });
-  say(`watchdog woke agent ${watcher.id}: review issue ${woken.reviewIssueId}, run ${reviewRuns[0].id} ${reviewRuns[0].status}`);
+  say(
+    `watchdog woke agent ${watcher.id}: review issue ${woken.reviewIssueId}, run ${reviewRuns[0].id} ${reviewRuns[0].status}`,
+  );
 
   // bookkeeping (a comment) causes another evaluation but is the same stop: no second wake
   const before = (await board.getWatchdog(root.id))!.lastEvaluation?.evaluatedAt;
@@ -68,8 +85,16 @@ async function watchdogScenario(board: TreewardenClient, companyId: string): Pro
   await sleep(2_000); // room for a duplicate to show up
   const final = (await board.getWatchdog(root.id))!;
   const runs = (await board.listRuns(woken.reviewIssueId!)).items;
-  check(final.triggerCount === 1 && runs.length === 1, 'the stopped subtree gave exactly one watchdog wake (one review run)', { triggerCount: final.triggerCount, runs });
-  check(runs[0].wakeReason === 'task_watchdog_stopped_subtree' && runs[0].agentId === watcher.id, 'the wake went to the watchdog agent', runs[0]);
+  check(
+    final.triggerCount === 1 && runs.length === 1,
+    'the stopped subtree gave exactly one watchdog wake (one review run)',
+    { triggerCount: final.triggerCount, runs },
+  );
+  check(
+    runs[0].wakeReason === 'task_watchdog_stopped_subtree' && runs[0].agentId === watcher.id,
+    'the wake went to the watchdog agent',
+    runs[0],
+  );
   say(`last evaluation after the comment: ${after.lastEvaluation?.state}`);
 }
 
@@ -80,30 +105,58 @@ async function holdScenario(board: TreewardenClient, companyId: string): Promise
   cleanups.push({ what: `removed ${marker}`, fn: async () => fs.rmSync(marker, { force: true }) });
   const agent = await board.createAgent(companyId, {
     name: 'builder',
-    adapter: { type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] } },
+    adapter: {
+      type: 'process',
+      command: 'true',
+      prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] },
+    },
   });
   const parent = await board.createIssue(companyId, { title: 'release train' });
-  const child = await board.createIssue(companyId, { title: 'migrate the schema', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const child = await board.createIssue(companyId, {
+    title: 'migrate the schema',
+    parentId: parent.id,
+    assigneeAgentId: agent.id,
+    status: 'in_progress',
+  });
   const wake = await board.wakeIssue(child.id, {});
   const runId = wake.runId!;
-  await waitFor('the run running its prepare step', async () => fs.existsSync(marker) && (await board.getRun(runId)).status === 'running');
+  await waitFor(
+    'the run running its prepare step',
+    async () => fs.existsSync(marker) && (await board.getRun(runId)).status === 'running',
+  );
   say(`run ${runId} running (prepare step blocks)`);
 
   const hold = await board.pauseTree(parent.id);
-  check(hold.members.find((m) => m.issueId === child.id)?.interruptedRunId === runId, 'the pause interrupted the run', hold.members);
+  check(
+    hold.members.find((m) => m.issueId === child.id)?.interruptedRunId === runId,
+    'the pause interrupted the run',
+    hold.members,
+  );
   const stopped = await waitFor('the interrupted run settled', async () => {
     const run = await board.getRun(runId);
     return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
   });
-  check(stopped.status === 'cancelled' && stopped.stopKind === 'operator_hold' && stopped.stoppedByHoldId === hold.id, 'the run was cancelled by the hold', stopped);
+  check(
+    stopped.status === 'cancelled' && stopped.stopKind === 'operator_hold' && stopped.stoppedByHoldId === hold.id,
+    'the run was cancelled by the hold',
+    stopped,
+  );
 
   const released = await board.releaseTreeHold(parent.id, hold.id);
-  check(released.resumed.length === 1 && released.resumed[0].issueId === child.id, 'the release resumed one run', released);
+  check(
+    released.resumed.length === 1 && released.resumed[0].issueId === child.id,
+    'the release resumed one run',
+    released,
+  );
   const resumed = await waitFor('the resumed run settled', async () => {
     const run = await board.getRun(released.resumed[0].runId);
     return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
   });
-  check(resumed.status === 'succeeded' && resumed.wakeReason === 'issue_tree_resumed', 'the resumed run succeeded', resumed);
+  check(
+    resumed.status === 'succeeded' && resumed.wakeReason === 'issue_tree_resumed',
+    'the resumed run succeeded',
+    resumed,
+  );
   let second: unknown;
   try {
     second = await board.releaseTreeHold(parent.id, hold.id);

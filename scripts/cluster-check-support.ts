@@ -8,7 +8,8 @@ import type { SimulatedHost } from '../testing/simulated-hosts';
 import { killOnExit, lineReader, spawnOrphanWatchdog } from './provision/child-processes';
 
 /** A cluster on a loaded machine takes longer than a test's 30 s default. */
-export const waitFor = <T>(what: string, probe: () => Promise<T | null | undefined | false>) => eventually(what, probe, 120_000);
+export const waitFor = <T>(what: string, probe: () => Promise<T | null | undefined | false>) =>
+  eventually(what, probe, 120_000);
 const ROOT = path.resolve(__dirname, '..');
 const T0 = Date.now();
 export const elapsed = (since = T0) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
@@ -35,7 +36,8 @@ export function teardown(): Promise<void> {
 export const tearingDownStarted = () => tearingDown !== undefined;
 
 export function check(ok: boolean, what: string, detail?: unknown): void {
-  if (!ok) throw new Error(`assertion failed: ${what}${detail === undefined ? '' : `\n${JSON.stringify(detail, null, 2)}`}`);
+  if (!ok)
+    throw new Error(`assertion failed: ${what}${detail === undefined ? '' : `\n${JSON.stringify(detail, null, 2)}`}`);
   say(`ok: ${what}`);
 }
 
@@ -52,7 +54,14 @@ export interface Proc {
  * A treewarden process (output to `<dir>/<name>.log`), stopped with SIGTERM (SIGKILL after 20 s) at teardown.
  * With `ready`, resolves once a line of its output satisfies it.
  */
-export async function startProcess(name: string, entry: string, env: NodeJS.ProcessEnv, dir: string, ready?: (line: string) => boolean, host?: SimulatedHost): Promise<Proc> {
+export async function startProcess(
+  name: string,
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  dir: string,
+  ready?: (line: string) => boolean,
+  host?: SimulatedHost,
+): Promise<Proc> {
   const logFile = path.join(dir, `${name}.log`);
   const out = fs.createWriteStream(logFile);
   const argv = [process.execPath, '--import', 'tsx', entry];
@@ -94,7 +103,9 @@ export async function startProcess(name: string, entry: string, env: NodeJS.Proc
   await Promise.race([
     readyPromise,
     exited.then(() => {
-      throw new Error(`${name} exited before it was ready (code ${child.exitCode}); log: ${logFile}\n${tailOf(logFile)}`);
+      throw new Error(
+        `${name} exited before it was ready (code ${child.exitCode}); log: ${logFile}\n${tailOf(logFile)}`,
+      );
     }),
     sleep(180_000).then(() => {
       if (!isReady) throw new Error(`${name} not ready after 180 s; log: ${logFile}\n${tailOf(logFile)}`);

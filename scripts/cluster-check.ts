@@ -29,7 +29,13 @@ import {
   tearingDownStarted,
   waitFor,
 } from './cluster-check-support';
-import { createDatabase, databaseUrl, dropDatabase, migrateDeploy, resolveTestPostgresAdminUrl } from './provision/postgres';
+import {
+  createDatabase,
+  databaseUrl,
+  dropDatabase,
+  migrateDeploy,
+  resolveTestPostgresAdminUrl,
+} from './provision/postgres';
 import { freePort } from './provision/ports';
 import { startTemporalCluster } from './provision/temporal-cluster';
 import { ensureTemporalServerTools, TEMPORAL_SERVER_VERSION } from './provision/temporal-server-tools';
@@ -38,7 +44,10 @@ async function main(): Promise<void> {
   const runId = `${process.pid}_${randomBytes(3).toString('hex')}`;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'treewarden-cluster-'));
   let keepDir = false;
-  cleanups.push({ what: `removed ${dir}`, fn: async () => (keepDir ? say(`logs kept in ${dir}`) : fs.rmSync(dir, { recursive: true, force: true })) });
+  cleanups.push({
+    what: `removed ${dir}`,
+    fn: async () => (keepDir ? say(`logs kept in ${dir}`) : fs.rmSync(dir, { recursive: true, force: true })),
+  });
   const times: Record<string, string> = {};
 
   // ---- 1. temporal-server + temporal-sql-tool (go install on first use) ----
@@ -58,9 +67,14 @@ async function main(): Promise<void> {
     searchAttributes: { ...SEARCH_ATTRIBUTE_TYPES },
     log: (line) => say(line),
   });
-  cleanups.push({ what: `temporal-server (pid ${cluster.pid}) stopped, its databases dropped`, fn: () => cluster.stop({ dropDatabases: true }) });
+  cleanups.push({
+    what: `temporal-server (pid ${cluster.pid}) stopped, its databases dropped`,
+    fn: () => cluster.stop({ dropDatabases: true }),
+  });
   times.cluster = elapsed(t);
-  say(`cluster up at ${cluster.address}, namespace ${cluster.namespace} (${times.cluster}); server log ${cluster.logFile}`);
+  say(
+    `cluster up at ${cluster.address}, namespace ${cluster.namespace} (${times.cluster}); server log ${cluster.logFile}`,
+  );
 
   const twDb = `tw_cluster_${runId}`;
   cleanups.push({ what: `database ${twDb} dropped`, fn: () => dropDatabase(pg.adminUrl, twDb) });
@@ -71,7 +85,10 @@ async function main(): Promise<void> {
   // ---- 3. two worker processes and the API, all against the cluster ----
   t = Date.now();
   const bundleFile = path.join(dir, 'workflow-bundle.js');
-  fs.writeFileSync(bundleFile, (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietLogger })).code);
+  fs.writeFileSync(
+    bundleFile,
+    (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietLogger })).code,
+  );
   const adminToken = `twa_${randomBytes(24).toString('hex')}`;
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
@@ -98,11 +115,16 @@ async function main(): Promise<void> {
   const hosts = await Promise.all(['host-a', 'host-b'].map((name) => simulatedHost(name)));
   // pushed before the workers, so it runs after their graceful stop: whatever is left dies with the hosts
   cleanups.push({ what: 'simulated hosts closed', fn: () => Promise.all(hosts.map((host) => host.close())) });
-  const workers = await Promise.all(hosts.map((host, i) => startProcess(`worker-${i + 1}`, 'workers/main.ts', env, dir, workerReady, host)));
-  say(`workers started: ${workers.map((w, i) => `${hosts[i].name} (host id ${hostIdOf(w)})`).join(', ')} on task queue ${taskQueue}`);
+  const workers = await Promise.all(
+    hosts.map((host, i) => startProcess(`worker-${i + 1}`, 'workers/main.ts', env, dir, workerReady, host)),
+  );
+  say(
+    `workers started: ${workers.map((w, i) => `${hosts[i].name} (host id ${hostIdOf(w)})`).join(', ')} on task queue ${taskQueue}`,
+  );
   const api = await startProcess('api', 'api/main.ts', env, dir);
   await waitFor('API /healthz', async () => {
-    if (api.child.exitCode !== null) throw new Error(`api exited (code ${api.child.exitCode}):\n${tailOf(api.logFile)}`);
+    if (api.child.exitCode !== null)
+      throw new Error(`api exited (code ${api.child.exitCode}):\n${tailOf(api.logFile)}`);
     return (await fetch(`${apiUrl}/healthz`).catch(() => undefined))?.ok;
   });
   say(`API healthy at ${apiUrl} (pid ${api.child.pid})`);
@@ -117,7 +139,9 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  say(`timings: go install/check ${times.install}, cluster start ${times.cluster}, processes ${times.processes}, total ${elapsed()}`);
+  say(
+    `timings: go install/check ${times.install}, cluster start ${times.cluster}, processes ${times.processes}, total ${elapsed()}`,
+  );
 }
 
 const quietLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
@@ -136,7 +160,9 @@ void main()
   .then(() => say('PASSED'))
   .catch((err: unknown) => {
     exitCode = 1;
-    process.stderr.write(`[cluster-check] FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `[cluster-check] FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
   })
   .then(teardown)
   .then(() => {

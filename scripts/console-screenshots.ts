@@ -31,22 +31,50 @@ const say = (line: string) => process.stdout.write(`[screenshots] ${line}\n`);
 async function seed(admin: TreewardenClient, apiUrl: string) {
   const company = await admin.createCompany({ name: 'Northwind Robotics' });
   const board = createTreewardenClient({ baseUrl: apiUrl, token: company.boardToken });
-  const builder = await board.createAgent(company.id, { name: 'builder', adapter: { type: 'process', command: 'sh', args: ['-c', 'sleep 300 & sleep 301 & wait'] } });
+  const builder = await board.createAgent(company.id, {
+    name: 'builder',
+    adapter: { type: 'process', command: 'sh', args: ['-c', 'sleep 300 & sleep 301 & wait'] },
+  });
   const reviewer = await board.createAgent(company.id, { name: 'reviewer', adapter: { type: 'noop' } });
   const writer = await board.createAgent(company.id, { name: 'writer', adapter: { type: 'noop' } });
-  const launch = await board.createIssue(company.id, { title: 'Launch the v2 controller', watchdog: { agentId: reviewer.id, instructions: 'Every leaf needs evidence.' } });
-  const firmware = await board.createIssue(company.id, { title: 'Firmware', parentId: launch.id, status: 'in_progress' });
-  const build = await board.createIssue(company.id, { title: 'Build the release image', parentId: firmware.id, assigneeAgentId: builder.id, status: 'in_progress' });
+  const launch = await board.createIssue(company.id, {
+    title: 'Launch the v2 controller',
+    watchdog: { agentId: reviewer.id, instructions: 'Every leaf needs evidence.' },
+  });
+  const firmware = await board.createIssue(company.id, {
+    title: 'Firmware',
+    parentId: launch.id,
+    status: 'in_progress',
+  });
+  const build = await board.createIssue(company.id, {
+    title: 'Build the release image',
+    parentId: firmware.id,
+    assigneeAgentId: builder.id,
+    status: 'in_progress',
+  });
   await board.createIssue(company.id, { title: 'Flash the test rig', parentId: firmware.id, status: 'todo' });
-  const docs = await board.createIssue(company.id, { title: 'Documentation', parentId: launch.id, status: 'in_progress' });
-  await board.createIssue(company.id, { title: 'Write the upgrade guide', parentId: docs.id, assigneeAgentId: writer.id, status: 'in_review' });
+  const docs = await board.createIssue(company.id, {
+    title: 'Documentation',
+    parentId: launch.id,
+    status: 'in_progress',
+  });
+  await board.createIssue(company.id, {
+    title: 'Write the upgrade guide',
+    parentId: docs.id,
+    assigneeAgentId: writer.id,
+    status: 'in_review',
+  });
   await board.createIssue(company.id, { title: 'Release notes', parentId: docs.id, status: 'done' });
   const wake = await board.wakeIssue(build.id, {});
   const runId = wake.runId as string;
-  await eventually('the build run to start its processes', async () => {
-    const view = await board.inspectWork(runId);
-    return view.processTree.visible && view.processTree.processes.length >= 3;
-  }, 60_000);
+  await eventually(
+    'the build run to start its processes',
+    async () => {
+      const view = await board.inspectWork(runId);
+      return view.processTree.visible && view.processTree.processes.length >= 3;
+    },
+    60_000,
+  );
   await board.pauseTree(docs.id, { reason: 'waiting for legal review' });
   return { token: company.boardToken, launchId: launch.id, firmwareId: firmware.id, runId };
 }

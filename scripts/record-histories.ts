@@ -12,7 +12,14 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import globalSetup from '../testing/global-setup';
 import globalTeardown from '../testing/global-teardown';
 import { seedCompany, startHarness } from '../testing/harness';
-import { blockerResolved, holdInterruptsRun, inspectionProbesHost, monitorStopsWithOwner, runFails, watchdogWakes } from '../testing/scenarios';
+import {
+  blockerResolved,
+  holdInterruptsRun,
+  inspectionProbesHost,
+  monitorStopsWithOwner,
+  runFails,
+  watchdogWakes,
+} from '../testing/scenarios';
 import { webhookDelivered, webhookGivenUp } from '../testing/webhook-scenarios';
 
 const HISTORIES_DIR = join(__dirname, '..', 'test', 'histories');
@@ -50,7 +57,10 @@ async function record() {
     for (const [name, id] of Object.entries(executions)) {
       const history = await h.services.client.workflow.getHandle(id).fetchHistory();
       // re-indented so a re-recording shows up as a readable diff
-      writeFileSync(join(HISTORIES_DIR, `${name}.json`), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+      writeFileSync(
+        join(HISTORIES_DIR, `${name}.json`),
+        `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`,
+      );
       process.stdout.write(`recorded ${name} (${history.events?.length ?? 0} events)\n`);
     }
   } finally {
@@ -68,6 +78,8 @@ async function main() {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`recording histories failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `recording histories failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exitCode = 1;
 });

@@ -25,7 +25,8 @@ function embeddedPostgresPort(): number | undefined {
   const raw = process.env[EMBEDDED_PG_PORT_VARIABLE];
   if (raw === undefined || raw === '') return undefined;
   const port = Number(raw);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${EMBEDDED_PG_PORT_VARIABLE}=${JSON.stringify(raw)} is not a TCP port (1-65535)`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error(`${EMBEDDED_PG_PORT_VARIABLE}=${JSON.stringify(raw)} is not a TCP port (1-65535)`);
   return port;
 }
 const say = (line: string) => process.stdout.write(`[treewarden] ${line}\n`);
@@ -58,7 +59,9 @@ async function main() {
     });
     stops.push(cluster.stop); // last: the worker and the API drain against it first
     databaseUrl = await ensureDatabase(cluster.adminUrl, EMBEDDED_DATABASE);
-    say(`embedded PostgreSQL ${cluster.port} (data in ${join(dataDir, 'postgres')}; password in ${join(dataDir, 'postgres.password')})`);
+    say(
+      `embedded PostgreSQL ${cluster.port} (data in ${join(dataDir, 'postgres')}; password in ${join(dataDir, 'postgres.password')})`,
+    );
   }
   await migrateDeploy(databaseUrl);
   say('database migrated');
@@ -67,23 +70,48 @@ async function main() {
   let uiUrl = process.env.TEMPORAL_UI_URL;
   if (!temporalAddress) {
     await ensureTemporalCli((line) => say(line));
-    const server = await startDevServer({ port: 7233, uiPort: 8233, dbFile: join(dataDir, 'temporal.db'), searchAttributes: { ...SEARCH_ATTRIBUTE_TYPES }, log: (line) => say(line) });
+    const server = await startDevServer({
+      port: 7233,
+      uiPort: 8233,
+      dbFile: join(dataDir, 'temporal.db'),
+      searchAttributes: { ...SEARCH_ATTRIBUTE_TYPES },
+      log: (line) => say(line),
+    });
     stops.unshift(server.stop);
     temporalAddress = server.address;
     uiUrl = server.uiUrl;
   }
 
   const tokenFile = join(dataDir, 'admin-token');
-  const adminToken = process.env.TREEWARDEN_ADMIN_TOKEN ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : `twa_${randomBytes(24).toString('base64url')}`);
+  const adminToken =
+    process.env.TREEWARDEN_ADMIN_TOKEN ??
+    (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : `twa_${randomBytes(24).toString('base64url')}`);
   if (!process.env.TREEWARDEN_ADMIN_TOKEN) writeFileSync(tokenFile, adminToken, { mode: 0o600 });
   const port = process.env.TREEWARDEN_API_PORT ?? '8787';
   const apiUrl = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, TREEWARDEN_ADMIN_TOKEN: adminToken, TREEWARDEN_API_PORT: port, TREEWARDEN_API_URL: apiUrl, ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}) };
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TREEWARDEN_ADMIN_TOKEN: adminToken,
+    TREEWARDEN_API_PORT: port,
+    TREEWARDEN_API_URL: apiUrl,
+    ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}),
+  };
 
   // node itself with the tsx loader (no tsx wrapper process), so our SIGTERM reaches the worker's drain directly
-  const children: ChildProcess[] = ['workers/main.ts', 'api/main.ts'].map((entry) => spawn(process.execPath, ['--import', 'tsx', join(root, entry)], { cwd: root, env, stdio: 'inherit' }));
+  const children: ChildProcess[] = ['workers/main.ts', 'api/main.ts'].map((entry) =>
+    spawn(process.execPath, ['--import', 'tsx', join(root, entry)], { cwd: root, env, stdio: 'inherit' }),
+  );
   stops.unshift(async () => {
-    await Promise.all(children.map((child) => new Promise<void>((done) => (child.exitCode !== null ? done() : (child.once('exit', () => done()), child.kill('SIGTERM'))))));
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((done) =>
+            child.exitCode !== null ? done() : (child.once('exit', () => done()), child.kill('SIGTERM')),
+          ),
+      ),
+    );
   });
   for (const child of children) child.once('exit', (code) => void stopAll(code ?? 1));
   // should this process die without stopping them (SIGKILL), the worker drains and the API stops all the same
@@ -102,7 +130,10 @@ async function main() {
 async function waitForHealth(apiUrl: string) {
   const deadline = Date.now() + 120_000;
   for (;;) {
-    const ok = await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${apiUrl}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     if (Date.now() > deadline) throw new Error(`API at ${apiUrl} did not become healthy within 120 s`);
     await new Promise((r) => setTimeout(r, 500));
@@ -115,12 +146,26 @@ async function seedDemo(apiUrl: string, adminToken: string, marker: string) {
   const admin = createTreewardenClient({ baseUrl: apiUrl, token: adminToken });
   const company = await admin.createCompany({ name: 'Demo Co' });
   const board = createTreewardenClient({ baseUrl: apiUrl, token: company.boardToken });
-  const builder = await board.createAgent(company.id, { name: 'builder', adapter: { type: 'process', command: 'sh', args: ['-c', 'echo "working on $TREEWARDEN_ISSUE_ID"'] } });
+  const builder = await board.createAgent(company.id, {
+    name: 'builder',
+    adapter: { type: 'process', command: 'sh', args: ['-c', 'echo "working on $TREEWARDEN_ISSUE_ID"'] },
+  });
   const reviewer = await board.createAgent(company.id, { name: 'reviewer', adapter: { type: 'noop' } });
-  const root = await board.createIssue(company.id, { title: 'Launch the demo', watchdog: { agentId: reviewer.id, instructions: 'Check every leaf has evidence.' } });
-  const leaf = await board.createIssue(company.id, { title: 'Write the announcement', parentId: root.id, assigneeAgentId: builder.id });
+  const root = await board.createIssue(company.id, {
+    title: 'Launch the demo',
+    watchdog: { agentId: reviewer.id, instructions: 'Check every leaf has evidence.' },
+  });
+  const leaf = await board.createIssue(company.id, {
+    title: 'Write the announcement',
+    parentId: root.id,
+    assigneeAgentId: builder.id,
+  });
   await board.wakeIssue(leaf.id, {});
-  writeFileSync(marker, JSON.stringify({ companyId: company.id, boardToken: company.boardToken, rootIssueId: root.id }, null, 2), { mode: 0o600 });
+  writeFileSync(
+    marker,
+    JSON.stringify({ companyId: company.id, boardToken: company.boardToken, rootIssueId: root.id }, null, 2),
+    { mode: 0o600 },
+  );
   say(`demo company ${company.id} seeded (board token in ${marker})`);
 }
 

@@ -7,7 +7,10 @@
  * The follow-up runs with the arguments of the first request that queued it: use it only where
  * requests for one key differ in nothing that matters (a "something changed" signal).
  */
-export function coalescePerKey<A extends unknown[]>(call: (...args: A) => Promise<void>, keyOf: (...args: A) => string): (...args: A) => Promise<void> {
+export function coalescePerKey<A extends unknown[]>(
+  call: (...args: A) => Promise<void>,
+  keyOf: (...args: A) => string,
+): (...args: A) => Promise<void> {
   const running = new Map<string, Promise<void>>();
   const queued = new Map<string, Promise<void>>();
   return (...args: A) => {

@@ -10,7 +10,14 @@ import { workflowId } from '../domain/ids';
 import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-attributes';
 import { holdNotActive, isHoldNotActive } from '../domain/hold-contract';
 import type { hostProbeWorkflow, taskWatchdogWorkflow, treeHoldWorkflow, webhookDeliveryWorkflow } from '../workflows';
-import { awaitPauseAppliedUpdate, releaseHoldUpdate, subtreeChangedSignal, watchdogRecoverySignal, watchdogRemovedSignal, type SubtreeChange } from '../workflows/definitions';
+import {
+  awaitPauseAppliedUpdate,
+  releaseHoldUpdate,
+  subtreeChangedSignal,
+  watchdogRecoverySignal,
+  watchdogRemovedSignal,
+  type SubtreeChange,
+} from '../workflows/definitions';
 import { coalescePerKey } from './coalesce';
 import type { Orchestrator, WatchdogStart } from './orchestrator';
 
@@ -23,9 +30,11 @@ const attributes = (kind: string, companyId: string, issueId: string, state: str
 
 export function createTemporalOrchestrator(client: Client, config: Config): Orchestrator {
   const taskQueue = config.TREEWARDEN_TASK_QUEUE;
-  const ignore = (...types: (new (...args: never[]) => Error)[]) => (error: unknown) => {
-    if (!types.some((t) => error instanceof t)) throw error;
-  };
+  const ignore =
+    (...types: (new (...args: never[]) => Error)[]) =>
+    (error: unknown) => {
+      if (!types.some((t) => error instanceof t)) throw error;
+    };
   /** Starts a run-like workflow once: a duplicate start (a retried dispatch) is not an error. */
   const startOnce = async (
     type: 'agentRunWorkflow' | 'backgroundJobWorkflow' | 'blockerResolutionWorkflow',
@@ -46,11 +55,23 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       .catch(ignore(WorkflowExecutionAlreadyStartedError));
   };
   /** Signal-with-start of a watchdog's workflow: one signal, or a start with it when the workflow is missing. */
-  const signalWatchdog = async (watchdog: WatchdogStart, signal: typeof subtreeChangedSignal | typeof watchdogRecoverySignal, signalArgs: [SubtreeChange]) => {
+  const signalWatchdog = async (
+    watchdog: WatchdogStart,
+    signal: typeof subtreeChangedSignal | typeof watchdogRecoverySignal,
+    signalArgs: [SubtreeChange],
+  ) => {
     await client.workflow.signalWithStart<typeof taskWatchdogWorkflow, [SubtreeChange]>('taskWatchdogWorkflow', {
       workflowId: workflowId.taskWatchdog(watchdog.issueId),
       taskQueue,
-      args: [{ watchdogId: watchdog.watchdogId, issueId: watchdog.issueId, tickMs: config.TREEWARDEN_WATCHDOG_TICK_MS, debounceMs: config.TREEWARDEN_WATCHDOG_DEBOUNCE_MS, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
+      args: [
+        {
+          watchdogId: watchdog.watchdogId,
+          issueId: watchdog.issueId,
+          tickMs: config.TREEWARDEN_WATCHDOG_TICK_MS,
+          debounceMs: config.TREEWARDEN_WATCHDOG_DEBOUNCE_MS,
+          heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS,
+        },
+      ],
       signal,
       signalArgs,
       typedSearchAttributes: attributes('task_watchdog', watchdog.companyId, watchdog.issueId, 'starting'),
@@ -67,17 +88,32 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
   );
   return {
     async startRun(run) {
-      await startOnce('agentRunWorkflow', workflowId.agentRun(run.runId), { runId: run.runId }, { kind: 'agent_run', state: 'queued', summary: `Agent run for "${run.title}"`, ...run });
+      await startOnce(
+        'agentRunWorkflow',
+        workflowId.agentRun(run.runId),
+        { runId: run.runId },
+        { kind: 'agent_run', state: 'queued', summary: `Agent run for "${run.title}"`, ...run },
+      );
     },
     async startJob(job) {
-      await startOnce('backgroundJobWorkflow', workflowId.backgroundJob(job.jobId), { jobId: job.jobId, hostId: job.hostId }, { kind: 'background_job', state: 'running', summary: job.title, ...job });
+      await startOnce(
+        'backgroundJobWorkflow',
+        workflowId.backgroundJob(job.jobId),
+        { jobId: job.jobId, hostId: job.hostId },
+        { kind: 'background_job', state: 'running', summary: job.title, ...job },
+      );
     },
     async startBlockerResolution(resolution) {
       await startOnce(
         'blockerResolutionWorkflow',
         workflowId.blockerResolution(resolution.blockerId),
         { blockerId: resolution.blockerId },
-        { kind: 'execution_blocker', state: 'resolved', summary: `Resume after reconciling "${resolution.title}"`, ...resolution },
+        {
+          kind: 'execution_blocker',
+          state: 'resolved',
+          summary: `Resume after reconciling "${resolution.title}"`,
+          ...resolution,
+        },
       );
     },
     async startWebhookDelivery({ deliveryId, companyId, summary }) {
@@ -131,10 +167,15 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
     },
     subtreeChanged,
     async recoverWatchdog(watchdog) {
-      await signalWatchdog(watchdog, watchdogRecoverySignal, [{ watchdogId: watchdog.watchdogId, reason: 'worker_recovery' }]);
+      await signalWatchdog(watchdog, watchdogRecoverySignal, [
+        { watchdogId: watchdog.watchdogId, reason: 'worker_recovery' },
+      ]);
     },
     async watchdogRemoved(issueId, watchdogId) {
-      await client.workflow.getHandle(workflowId.taskWatchdog(issueId)).signal(watchdogRemovedSignal, { watchdogId }).catch(ignore(WorkflowNotFoundError));
+      await client.workflow
+        .getHandle(workflowId.taskWatchdog(issueId))
+        .signal(watchdogRemovedSignal, { watchdogId })
+        .catch(ignore(WorkflowNotFoundError));
     },
     async startHold(hold) {
       const handle = await client.workflow
@@ -153,7 +194,8 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
           staticSummary: `Tree hold on "${hold.title}"`,
         })
         .catch((error: unknown) => {
-          if (error instanceof WorkflowExecutionAlreadyStartedError) return client.workflow.getHandle(workflowId.treeHold(hold.holdId));
+          if (error instanceof WorkflowExecutionAlreadyStartedError)
+            return client.workflow.getHandle(workflowId.treeHold(hold.holdId));
           throw error;
         });
       return handle.executeUpdate(awaitPauseAppliedUpdate);

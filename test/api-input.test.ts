@@ -26,11 +26,21 @@ function nested(levels: number): Record<string, unknown> {
 
 async function footprint() {
   const db = h.services.db;
-  const [companies, agents, issues, comments, wakes, runs, interactions, evidence, jobs, holds, watchdogs, activity] = await Promise.all([
-    db.company.count(), db.agent.findMany({ select: { id: true, name: true, adapter: true } }), db.issue.findMany({ select: { id: true, title: true, status: true } }),
-    db.comment.count(), db.wakeRequest.count(), db.run.count(), db.interaction.findMany({ select: { id: true, status: true } }), db.gateEvidence.count(),
-    db.job.count(), db.treeHold.count(), db.watchdog.count(), db.activityLog.count(),
-  ]);
+  const [companies, agents, issues, comments, wakes, runs, interactions, evidence, jobs, holds, watchdogs, activity] =
+    await Promise.all([
+      db.company.count(),
+      db.agent.findMany({ select: { id: true, name: true, adapter: true } }),
+      db.issue.findMany({ select: { id: true, title: true, status: true } }),
+      db.comment.count(),
+      db.wakeRequest.count(),
+      db.run.count(),
+      db.interaction.findMany({ select: { id: true, status: true } }),
+      db.gateEvidence.count(),
+      db.job.count(),
+      db.treeHold.count(),
+      db.watchdog.count(),
+      db.activityLog.count(),
+    ]);
   return { companies, agents, issues, comments, wakes, runs, interactions, evidence, jobs, holds, watchdogs, activity };
 }
 
@@ -41,10 +51,16 @@ test('every bad string or JSON record is a 400 naming the field, on every route,
   const interaction = await h.request('POST', `/api/issues/${issue.id}/interactions`, c.token, { kind: 'question' });
   const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
   const runId = wake.body.runId as string;
-  await eventually('the run settled', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).status === 'succeeded');
+  await eventually(
+    'the run settled',
+    async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).status === 'succeeded',
+  );
   const agentsUrl = `/api/companies/${c.companyId}/agents`;
   const issuesUrl = `/api/companies/${c.companyId}/issues`;
-  const processAgent = (patch: Record<string, unknown>) => ({ name: 'p', adapter: { type: 'process', command: 'true', ...patch } });
+  const processAgent = (patch: Record<string, unknown>) => ({
+    name: 'p',
+    adapter: { type: 'process', command: 'true', ...patch },
+  });
 
   const cases: [method: 'POST' | 'PATCH' | 'PUT', url: string, token: string, body: unknown, field: string][] = [
     ['POST', '/api/companies', ADMIN_TOKEN, { name: NUL }, 'name'],
@@ -56,7 +72,13 @@ test('every bad string or JSON record is a 400 naming the field, on every route,
     ['PATCH', `/api/agents/${agent.id}`, c.token, { name: LOW }, 'name'],
     ['POST', issuesUrl, c.token, { title: NUL }, 'title'],
     ['POST', issuesUrl, c.token, { title: HIGH }, 'title'],
-    ['POST', issuesUrl, c.token, { title: 'ok', watchdog: { agentId: agent.id, instructions: NUL } }, 'watchdog.instructions'],
+    [
+      'POST',
+      issuesUrl,
+      c.token,
+      { title: 'ok', watchdog: { agentId: agent.id, instructions: NUL } },
+      'watchdog.instructions',
+    ],
     ['PATCH', `/api/issues/${issue.id}`, c.token, { title: LOW }, 'title'],
     ['PATCH', `/api/issues/${issue.id}`, c.token, { comment: NUL }, 'comment'],
     ['POST', `/api/issues/${issue.id}/comments`, c.token, { body: NUL }, 'body'],
@@ -69,26 +91,76 @@ test('every bad string or JSON record is a 400 naming the field, on every route,
     ['POST', `/api/issues/${issue.id}/wake`, c.token, { context: nested(2_500) }, 'context.a.a'],
     ['POST', `/api/issues/${issue.id}/wake`, c.token, { context: { big: 'x'.repeat(70_000) } }, 'context'],
     ['POST', `/api/issues/${issue.id}/interactions`, c.token, { kind: NUL }, 'kind'],
-    ['POST', `/api/interactions/${interaction.body.id}/resolve`, c.token, { resolution: { answer: NUL } }, 'resolution.answer'],
-    ['POST', `/api/interactions/${interaction.body.id}/resolve`, c.token, { resolution: { [HIGH]: 'key' } }, 'resolution'],
-    ['POST', `/api/interactions/${interaction.body.id}/resolve`, c.token, { resolution: nested(3_000) }, 'resolution.a.a'],
+    [
+      'POST',
+      `/api/interactions/${interaction.body.id}/resolve`,
+      c.token,
+      { resolution: { answer: NUL } },
+      'resolution.answer',
+    ],
+    [
+      'POST',
+      `/api/interactions/${interaction.body.id}/resolve`,
+      c.token,
+      { resolution: { [HIGH]: 'key' } },
+      'resolution',
+    ],
+    [
+      'POST',
+      `/api/interactions/${interaction.body.id}/resolve`,
+      c.token,
+      { resolution: nested(3_000) },
+      'resolution.a.a',
+    ],
     ['PUT', `/api/issues/${issue.id}/watchdog`, c.token, { agentId: agent.id, instructions: HIGH }, 'instructions'],
     ['POST', `/api/issues/${issue.id}/tree-holds`, c.token, { mode: 'pause', reason: NUL }, 'reason'],
     ['POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'shell_job', command: NUL }, 'command'],
     ['POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'shell_job', command: 'echo', args: [NUL] }, 'args.0'],
     ['POST', `/api/runs/${runId}/evidence`, c.token, { check: NUL, passed: true }, 'check'],
-    ['POST', `/api/runs/${runId}/evidence`, c.token, { check: 'ci', passed: true, details: { log: NUL } }, 'details.log'],
-    ['POST', `/api/runs/${runId}/evidence`, c.token, { check: 'ci', passed: true, details: { [NUL]: true } }, 'details'],
-    ['POST', `/api/runs/${runId}/evidence`, c.token, { check: 'ci', passed: true, details: { log: HIGH } }, 'details.log'],
-    ['POST', `/api/runs/${runId}/evidence`, c.token, { check: 'ci', passed: true, details: nested(2_500) }, 'details.a.a'],
+    [
+      'POST',
+      `/api/runs/${runId}/evidence`,
+      c.token,
+      { check: 'ci', passed: true, details: { log: NUL } },
+      'details.log',
+    ],
+    [
+      'POST',
+      `/api/runs/${runId}/evidence`,
+      c.token,
+      { check: 'ci', passed: true, details: { [NUL]: true } },
+      'details',
+    ],
+    [
+      'POST',
+      `/api/runs/${runId}/evidence`,
+      c.token,
+      { check: 'ci', passed: true, details: { log: HIGH } },
+      'details.log',
+    ],
+    [
+      'POST',
+      `/api/runs/${runId}/evidence`,
+      c.token,
+      { check: 'ci', passed: true, details: nested(2_500) },
+      'details.a.a',
+    ],
   ];
   const before = await footprint();
   const answers = [];
   for (const [method, url, token, body, field] of cases) {
     const r = await h.request(method, url, token, body);
-    answers.push({ method, url, field, status: r.status, namesField: typeof r.body?.error?.message === 'string' && r.body.error.message.startsWith(`${field}`) });
+    answers.push({
+      method,
+      url,
+      field,
+      status: r.status,
+      namesField: typeof r.body?.error?.message === 'string' && r.body.error.message.startsWith(`${field}`),
+    });
   }
-  expect(answers).toEqual(cases.map(([method, url, , , field]) => ({ method, url, field, status: 400, namesField: true })));
+  expect(answers).toEqual(
+    cases.map(([method, url, , , field]) => ({ method, url, field, status: 400, namesField: true })),
+  );
   expect(await footprint()).toEqual(before);
 });
 

@@ -62,7 +62,9 @@ describe('authentication and errors', () => {
     }
     expect(await h.services.db.agent.count({ where: { companyId: c.companyId } })).toBe(0);
     expect(await h.services.db.issue.count({ where: { companyId: c.companyId } })).toBe(0);
-    const big = await h.request('POST', `/api/companies/${c.companyId}/issues`, c.token, { title: 'x'.repeat(2 * 1024 * 1024) });
+    const big = await h.request('POST', `/api/companies/${c.companyId}/issues`, c.token, {
+      title: 'x'.repeat(2 * 1024 * 1024),
+    });
     expect(big.status).toBe(413);
   });
 

@@ -21,7 +21,12 @@ type Company = Awaited<ReturnType<typeof seedCompany>>;
 /** An agent whose run writes its token to a file and then stays alive; resolves with the live run and its token. */
 async function tokenWriter(c: Company) {
   const tokenFile = `/tmp/tw-authz-token-${randomBytes(6).toString('hex')}`;
-  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', 'echo "$TREEWARDEN_RUN_TOKEN" > "$OUT"; sleep 120'], env: { OUT: tokenFile } });
+  const agent = await c.agent({
+    type: 'process',
+    command: 'sh',
+    args: ['-c', 'echo "$TREEWARDEN_RUN_TOKEN" > "$OUT"; sleep 120'],
+    env: { OUT: tokenFile },
+  });
   const token = () =>
     eventually('the run wrote its token', async () => {
       try {
@@ -48,10 +53,18 @@ async function footprint(companyId: string) {
   const db = h.services.db;
   const where = { companyId };
   return {
-    issues: await db.issue.findMany({ where, select: { id: true, title: true, status: true, assigneeAgentId: true }, orderBy: { id: 'asc' } }),
+    issues: await db.issue.findMany({
+      where,
+      select: { id: true, title: true, status: true, assigneeAgentId: true },
+      orderBy: { id: 'asc' },
+    }),
     comments: await db.comment.count({ where }),
     wakes: await db.wakeRequest.count({ where }),
-    runs: await db.run.findMany({ where, select: { id: true, stopRequestedAt: true, failureState: true, silentDecision: true }, orderBy: { id: 'asc' } }),
+    runs: await db.run.findMany({
+      where,
+      select: { id: true, stopRequestedAt: true, failureState: true, silentDecision: true },
+      orderBy: { id: 'asc' },
+    }),
     jobs: await db.job.count({ where }),
     evidence: await db.gateEvidence.count({ where: { run: { companyId } } }),
     interactions: await db.interaction.findMany({ where, select: { id: true, status: true }, orderBy: { id: 'asc' } }),
@@ -70,7 +83,10 @@ test('a run token cannot stop another run of its company (nor its own) through e
   const c = await seedCompany(h);
   const a = await liveRun(c, 'agent A works');
   const b = await liveRun(c, 'agent B works');
-  await eventually('both runs running', async () => (await row(a.runId)).status === 'running' && (await row(b.runId)).status === 'running');
+  await eventually(
+    'both runs running',
+    async () => (await row(a.runId)).status === 'running' && (await row(b.runId)).status === 'running',
+  );
   const before = await footprint(c.companyId);
   const refused = [
     await h.request('POST', `/api/runs/${b.runId}/stop`, a.token),
@@ -87,7 +103,10 @@ test('a run token cannot stop another run of its company (nor its own) through e
 
   const boardStop = await h.request('POST', `/api/runs/${b.runId}/stop`, c.token);
   expect(boardStop.status).toBe(200);
-  expect((await eventually('B cancelled', async () => ((await row(b.runId)).status === 'cancelled' ? row(b.runId) : null))).stopKind).toBe('operator_stop');
+  expect(
+    (await eventually('B cancelled', async () => ((await row(b.runId)).status === 'cancelled' ? row(b.runId) : null)))
+      .stopKind,
+  ).toBe('operator_stop');
   await stopAll(c, [a.runId]);
 });
 
@@ -95,16 +114,30 @@ test('a run token writes only its own issue, its subtree and its own run; everyt
   const c = await seedCompany(h);
   const mine = await liveRun(c, 'my task');
   const sibling = await liveRun(c, "another agent's task");
-  await eventually('both runs running', async () => (await row(mine.runId)).status === 'running' && (await row(sibling.runId)).status === 'running');
+  await eventually(
+    'both runs running',
+    async () => (await row(mine.runId)).status === 'running' && (await row(sibling.runId)).status === 'running',
+  );
   const helper = await c.agent();
-  const siblingInteraction = await h.request('POST', `/api/issues/${sibling.issueId}/interactions`, c.token, { kind: 'request_confirmation' });
+  const siblingInteraction = await h.request('POST', `/api/issues/${sibling.issueId}/interactions`, c.token, {
+    kind: 'request_confirmation',
+  });
   expect(siblingInteraction.status).toBe(201);
   const t = mine.token;
 
   // its own issue, its subtree and its own run
-  const child = await h.request('POST', `/api/companies/${c.companyId}/issues`, t, { title: 'sub-step', parentId: mine.issueId, assigneeAgentId: helper.id });
-  const grandchild = await h.request('POST', `/api/companies/${c.companyId}/issues`, t, { title: 'sub-sub-step', parentId: child.body.id });
-  const childInteraction = await h.request('POST', `/api/issues/${child.body.id}/interactions`, t, { kind: 'question' });
+  const child = await h.request('POST', `/api/companies/${c.companyId}/issues`, t, {
+    title: 'sub-step',
+    parentId: mine.issueId,
+    assigneeAgentId: helper.id,
+  });
+  const grandchild = await h.request('POST', `/api/companies/${c.companyId}/issues`, t, {
+    title: 'sub-sub-step',
+    parentId: child.body.id,
+  });
+  const childInteraction = await h.request('POST', `/api/issues/${child.body.id}/interactions`, t, {
+    kind: 'question',
+  });
   const allowed = [
     child,
     grandchild,
@@ -113,7 +146,9 @@ test('a run token writes only its own issue, its subtree and its own run; everyt
     await h.request('PATCH', `/api/issues/${grandchild.body.id}`, t, { status: 'done' }),
     await h.request('POST', `/api/issues/${child.body.id}/comments`, t, { body: 'handing over' }),
     childInteraction,
-    await h.request('POST', `/api/interactions/${childInteraction.body.id}/resolve`, t, { resolution: { answer: 'yes' } }),
+    await h.request('POST', `/api/interactions/${childInteraction.body.id}/resolve`, t, {
+      resolution: { answer: 'yes' },
+    }),
     await h.request('POST', `/api/issues/${child.body.id}/wake`, t, {}),
     await h.request('POST', `/api/runs/${mine.runId}/jobs`, t, { kind: 'monitor', command: 'sleep', args: ['60'] }),
     await h.request('POST', `/api/runs/${mine.runId}/evidence`, t, { check: 'unit tests', passed: true }),
@@ -123,29 +158,66 @@ test('a run token writes only its own issue, its subtree and its own run; everyt
     await h.request('GET', `/api/runs/${sibling.runId}`, t),
     await h.request('GET', `/api/companies/${c.companyId}/issues`, t),
   ];
-  expect(allowed.map((r) => r.status)).toEqual([201, 201, 200, 201, 200, 201, 201, 200, 202, 201, 201, 200, 200, 200, 200]);
-  await eventually("the woken helper's run settled", async () => (await h.services.db.run.count({ where: { agentId: helper.id, status: { in: ['queued', 'running'] } } })) === 0);
+  expect(allowed.map((r) => r.status)).toEqual([
+    201, 201, 200, 201, 200, 201, 201, 200, 202, 201, 201, 200, 200, 200, 200,
+  ]);
+  await eventually(
+    "the woken helper's run settled",
+    async () =>
+      (await h.services.db.run.count({ where: { agentId: helper.id, status: { in: ['queued', 'running'] } } })) === 0,
+  );
 
   const before = await footprint(c.companyId);
   const denied: [string, { status: number; body: any }][] = [
     ['PATCH another issue', await h.request('PATCH', `/api/issues/${sibling.issueId}`, t, { status: 'done' })],
-    ['comment on another issue', await h.request('POST', `/api/issues/${sibling.issueId}/comments`, t, { body: 'probe' })],
-    ['child of another issue', await h.request('POST', `/api/companies/${c.companyId}/issues`, t, { title: 'probe', parentId: sibling.issueId })],
+    [
+      'comment on another issue',
+      await h.request('POST', `/api/issues/${sibling.issueId}/comments`, t, { body: 'probe' }),
+    ],
+    [
+      'child of another issue',
+      await h.request('POST', `/api/companies/${c.companyId}/issues`, t, { title: 'probe', parentId: sibling.issueId }),
+    ],
     ['a new root issue', await h.request('POST', `/api/companies/${c.companyId}/issues`, t, { title: 'probe' })],
     ['wake another issue', await h.request('POST', `/api/issues/${sibling.issueId}/wake`, t, {})],
-    ['interaction on another issue', await h.request('POST', `/api/issues/${sibling.issueId}/interactions`, t, { kind: 'probe' })],
-    ['resolve on another issue', await h.request('POST', `/api/interactions/${siblingInteraction.body.id}/resolve`, t, {})],
+    [
+      'interaction on another issue',
+      await h.request('POST', `/api/issues/${sibling.issueId}/interactions`, t, { kind: 'probe' }),
+    ],
+    [
+      'resolve on another issue',
+      await h.request('POST', `/api/interactions/${siblingInteraction.body.id}/resolve`, t, {}),
+    ],
     ['inspect a sibling run', await h.request('GET', `/api/runs/${sibling.runId}/inspect`, t)],
     ['inspect a sibling run (work)', await h.request('GET', `/api/work/${sibling.runId}/inspect`, t)],
-    ['job on a sibling run', await h.request('POST', `/api/runs/${sibling.runId}/jobs`, t, { kind: 'shell_job', command: 'true' })],
-    ['evidence on a sibling run', await h.request('POST', `/api/runs/${sibling.runId}/evidence`, t, { check: 'forged', passed: true })],
+    [
+      'job on a sibling run',
+      await h.request('POST', `/api/runs/${sibling.runId}/jobs`, t, { kind: 'shell_job', command: 'true' }),
+    ],
+    [
+      'evidence on a sibling run',
+      await h.request('POST', `/api/runs/${sibling.runId}/evidence`, t, { check: 'forged', passed: true }),
+    ],
     ['ack a run', await h.request('POST', `/api/runs/${sibling.runId}/ack`, t)],
     ['silence its own run', await h.request('POST', `/api/runs/${mine.runId}/silence`, t, { decision: 'dismiss' })],
     ['pause its own issue', await h.request('POST', `/api/issues/${mine.issueId}/tree-holds`, t, { mode: 'pause' })],
     ['list holds', await h.request('GET', `/api/issues/${mine.issueId}/tree-holds`, t)],
-    ['watchdog on its own issue', await h.request('PUT', `/api/issues/${mine.issueId}/watchdog`, t, { agentId: helper.id })],
-    ['issue with a watchdog', await h.request('POST', `/api/companies/${c.companyId}/issues`, t, { title: 'probe', parentId: mine.issueId, watchdog: { agentId: helper.id } })],
-    ['create an agent', await h.request('POST', `/api/companies/${c.companyId}/agents`, t, { name: 'probe', adapter: { type: 'noop' } })],
+    [
+      'watchdog on its own issue',
+      await h.request('PUT', `/api/issues/${mine.issueId}/watchdog`, t, { agentId: helper.id }),
+    ],
+    [
+      'issue with a watchdog',
+      await h.request('POST', `/api/companies/${c.companyId}/issues`, t, {
+        title: 'probe',
+        parentId: mine.issueId,
+        watchdog: { agentId: helper.id },
+      }),
+    ],
+    [
+      'create an agent',
+      await h.request('POST', `/api/companies/${c.companyId}/agents`, t, { name: 'probe', adapter: { type: 'noop' } }),
+    ],
     ['change an agent', await h.request('PATCH', `/api/agents/${helper.id}`, t, { status: 'paused' })],
   ];
   expect(denied.map(([what, r]) => [what, r.status])).toEqual(denied.map(([what]) => [what, 403]));
@@ -159,14 +231,24 @@ test('a watchdog run may start shell jobs on its own run but not record gate evi
   const writer = await tokenWriter(c);
   const root = await c.issue({ title: 'watched' });
   await c.issue({ title: 'leaf', parentId: root.id, status: 'done' });
-  expect((await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: writer.agent.id })).status).toBe(201);
+  expect(
+    (await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: writer.agent.id })).status,
+  ).toBe(201);
   const token = await writer.token();
-  const review = await eventually('the review run', () => h.services.db.run.findFirst({ where: { agentId: writer.agent.id, status: 'running' } }));
+  const review = await eventually('the review run', () =>
+    h.services.db.run.findFirst({ where: { agentId: writer.agent.id, status: 'running' } }),
+  );
   const job = await h.request('POST', `/api/runs/${review.id}/jobs`, token, { kind: 'shell_job', command: 'true' });
   expect(job.status).toBe(201);
-  await eventually('the shell job exited', async () => (await h.services.db.job.findUniqueOrThrow({ where: { id: job.body.id } })).status === 'exited');
+  await eventually(
+    'the shell job exited',
+    async () => (await h.services.db.job.findUniqueOrThrow({ where: { id: job.body.id } })).status === 'exited',
+  );
   const before = await footprint(c.companyId);
-  const evidence = await h.request('POST', `/api/runs/${review.id}/evidence`, token, { check: 'self-approved', passed: true });
+  const evidence = await h.request('POST', `/api/runs/${review.id}/evidence`, token, {
+    check: 'self-approved',
+    passed: true,
+  });
   expect(evidence.status).toBe(403);
   expect(evidence.body.error.message).toMatch(/^watchdog authority: recording gate evidence/);
   expect(await footprint(c.companyId)).toEqual(before);

@@ -18,10 +18,12 @@ afterAll(async () => {
 });
 
 /** A continuing run prints its capsule file and exits 0; a first run does `work` first. */
-const script = (work: string) => `if [ -n "$TREEWARDEN_CAPSULE_FILE" ]; then cat "$TREEWARDEN_CAPSULE_FILE"; exit 0; fi; ${work}`;
+const script = (work: string) =>
+  `if [ -n "$TREEWARDEN_CAPSULE_FILE" ]; then cat "$TREEWARDEN_CAPSULE_FILE"; exit 0; fi; ${work}`;
 /** Writes its journal, then works until stopped, with no checkpoint. */
-const WORKS_UNTIL_STOPPED = script('echo "editing src/a.ts" >> "$TREEWARDEN_JOURNAL_FILE"; echo "started"; sleep 600 & wait');
-
+const WORKS_UNTIL_STOPPED = script(
+  'echo "editing src/a.ts" >> "$TREEWARDEN_JOURNAL_FILE"; echo "started"; sleep 600 & wait',
+);
 
 /** The capsule as the run saw it (its file, printed), checked against its recorded context. */
 async function capsuleOf(runId: string) {
@@ -44,28 +46,54 @@ test('a resume after a reconciled pause gets the interrupted run, its journal, i
   const c = await seedCompany(h);
   const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', WORKS_UNTIL_STOPPED] });
   const parent = await c.issue({ title: 'parent' });
-  const child = await c.issue({ title: 'child', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const child = await c.issue({
+    title: 'child',
+    parentId: parent.id,
+    assigneeAgentId: agent.id,
+    status: 'in_progress',
+  });
   const runId = await wake(c.token, child.id);
-  await eventually('mid-command', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).adapterEntered && existsSync(runFiles(runId, null).journal));
-  const monitor = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'monitor', command: 'sleep', args: ['600'] });
+  await eventually(
+    'mid-command',
+    async () =>
+      (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).adapterEntered &&
+      existsSync(runFiles(runId, null).journal),
+  );
+  const monitor = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, {
+    kind: 'monitor',
+    command: 'sleep',
+    args: ['600'],
+  });
   expect(monitor.status).toBe(201);
   const hold = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
   await settled(h, runId);
   await h.request('POST', `/api/issues/${parent.id}/tree-holds/${hold.body.id}/release`, c.token, {});
   const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
   await h.request('POST', `/api/execution-blockers/${blocker.id}/resolve`, c.token, { resolution: 'effects_reviewed' });
-  const resumed = await eventually('the resumed run', () => h.services.db.run.findFirst({ where: { issueId: child.id, wakeReason: 'issue_tree_resumed' } }));
+  const resumed = await eventually('the resumed run', () =>
+    h.services.db.run.findFirst({ where: { issueId: child.id, wakeReason: 'issue_tree_resumed' } }),
+  );
   const capsule = await capsuleOf(resumed.id);
   expect(capsule).toMatchObject({
     version: 1,
     kind: 'resume_after_reconciliation',
     issueId: child.id,
-    previousRun: { runId, issueId: child.id, status: 'cancelled', stopKind: 'operator_hold', stopOutcome: 'unknown_outcome', checkpoint: null, journal: ['editing src/a.ts'] },
+    previousRun: {
+      runId,
+      issueId: child.id,
+      status: 'cancelled',
+      stopKind: 'operator_hold',
+      stopOutcome: 'unknown_outcome',
+      checkpoint: null,
+      journal: ['editing src/a.ts'],
+    },
     openBlockers: [],
     omitted: {},
   });
   expect(capsule.previousRun.verdict).toEqual(expect.any(String));
-  expect(capsule.previousRun.jobs).toEqual([expect.objectContaining({ id: monitor.body.id, kind: 'monitor', command: 'sleep 600' })]);
+  expect(capsule.previousRun.jobs).toEqual([
+    expect.objectContaining({ id: monitor.body.id, kind: 'monitor', command: 'sleep 600' }),
+  ]);
 });
 
 test('a replacement after a failed run gets its exit code, output tail and journal; a huge record stays within 8 KiB, newest kept', async () => {
@@ -81,7 +109,10 @@ test('a replacement after a failed run gets its exit code, output tail and journ
   expect(await settled(h, failed)).toMatchObject({ status: 'failed', exitCode: 3 });
   const replacement = await wake(c.token, issue.id);
   const capsule = await capsuleOf(replacement);
-  expect(capsule).toMatchObject({ kind: 'replacement', previousRun: { runId: failed, status: 'failed', exitCode: 3, failureState: 'inspected' } });
+  expect(capsule).toMatchObject({
+    kind: 'replacement',
+    previousRun: { runId: failed, status: 'failed', exitCode: 3, failureState: 'inspected' },
+  });
   expect(capsule.previousRun.outputTail).toMatch(/boom: tests failed\n?$/);
   expect(capsule.previousRun.journal.at(-1)).toMatch(/^journal line 2999 /);
   expect(capsule.omitted.journalLines).toBeGreaterThan(0);
@@ -92,13 +123,29 @@ test("the watchdog's review run gets the stopped leaves with their last runs", a
   const worker = await c.agent({ type: 'process', command: 'sh', args: ['-c', 'exit 1'] });
   const watcher = await c.agent();
   const root = await c.issue({ title: 'watched' });
-  const leaf = await c.issue({ title: 'stuck leaf', parentId: root.id, assigneeAgentId: worker.id, status: 'in_progress' });
+  const leaf = await c.issue({
+    title: 'stuck leaf',
+    parentId: root.id,
+    assigneeAgentId: worker.id,
+    status: 'in_progress',
+  });
   const leafRun = await wake(c.token, leaf.id);
   await settled(h, leafRun);
   await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
-  const review = await eventually('the review run', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));
+  const review = await eventually('the review run', () =>
+    h.services.db.run.findFirst({ where: { agentId: watcher.id } }),
+  );
   await settled(h, review.id);
-  const { capsule } = (await h.services.db.run.findUniqueOrThrow({ where: { id: review.id } })).context as { capsule: any };
+  const { capsule } = (await h.services.db.run.findUniqueOrThrow({ where: { id: review.id } })).context as {
+    capsule: any;
+  };
   expect(capsule).toMatchObject({ kind: 'watchdog_review', previousRun: null, review: { watchedIssueId: root.id } });
-  expect(capsule.review.stoppedLeaves).toEqual([expect.objectContaining({ issueId: leaf.id, title: 'stuck leaf', status: 'in_progress', lastRun: expect.objectContaining({ runId: leafRun, status: 'failed', exitCode: 1 }) })]);
+  expect(capsule.review.stoppedLeaves).toEqual([
+    expect.objectContaining({
+      issueId: leaf.id,
+      title: 'stuck leaf',
+      status: 'in_progress',
+      lastRun: expect.objectContaining({ runId: leafRun, status: 'failed', exitCode: 1 }),
+    }),
+  ]);
 });

@@ -18,10 +18,16 @@ afterAll(async () => h?.close());
 
 function run(file: string, args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(file, args, { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }));
+    execFile(file, args, { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
   });
 }
-const cli = (args: string[], token: string) => run(process.execPath, ['node_modules/.bin/tsx', 'cli/index.ts', ...args], { TREEWARDEN_API_URL: h.apiUrl, TREEWARDEN_TOKEN: token });
+const cli = (args: string[], token: string) =>
+  run(process.execPath, ['node_modules/.bin/tsx', 'cli/index.ts', ...args], {
+    TREEWARDEN_API_URL: h.apiUrl,
+    TREEWARDEN_TOKEN: token,
+  });
 
 test('tree prints the subtree with status, assignee, run, hold and watchdog badges; pause holds it', async () => {
   const c = await seedCompany(h, 'Acme cli');
@@ -50,7 +56,9 @@ test('tree prints the subtree with status, assignee, run, hold and watchdog badg
   const json = await cli(['tree', top.id, '--depth', '1', '--json'], c.token);
   const tree = JSON.parse(json.stdout);
   expect(tree.heldBy).toEqual([hold.id]);
-  expect(tree.children.map((n: { title: string; heldBy: string[]; children: unknown }) => [n.title, n.heldBy, n.children])).toEqual([
+  expect(
+    tree.children.map((n: { title: string; heldBy: string[]; children: unknown }) => [n.title, n.heldBy, n.children]),
+  ).toEqual([
     ['Backend', [hold.id], null],
     ['Frontend', [hold.id], []],
   ]);
@@ -71,7 +79,8 @@ test("tree refuses another company's issue (exit 3) and a malformed id (exit 2)"
 });
 
 test('service logs are readable lines on a terminal and NDJSON otherwise', async () => {
-  const script = "require('./runtime/services').createLogger({ LOG_LEVEL: 'info' }, 'treewarden-api').info({ port: 8787 }, 'listening')";
+  const script =
+    "require('./runtime/services').createLogger({ LOG_LEVEL: 'info' }, 'treewarden-api').info({ port: 8787 }, 'listening')";
   const piped = await run(process.execPath, ['--import', 'tsx', '-e', script]);
   expect(JSON.parse(piped.stdout)).toMatchObject({ name: 'treewarden-api', msg: 'listening', port: 8787 });
   // `script` gives the process a pseudo-terminal, as `npm start` in a shell does

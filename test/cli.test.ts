@@ -16,8 +16,11 @@ const RUN_ID = '4b0f3c0e-8d0e-4a43-9c39-5b1e2b4b8e51';
 
 function cli(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, ['node_modules/.bin/tsx', 'cli/index.ts', ...args], { cwd: root, env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['node_modules/.bin/tsx', 'cli/index.ts', ...args],
+      { cwd: root, env: { ...process.env, ...env }, timeout: 30_000 },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
 }
@@ -53,7 +56,18 @@ test('--help lists the commands and the exit codes', async () => {
   const { code, stdout } = await cli(['--help']);
   expect(code).toBe(0);
   const listed = [...stdout.matchAll(/^ {2}(\w+) \[options\]/gm)].map((m) => m[1]);
-  expect(listed).toEqual(['worker', 'api', 'status', 'stop', 'inspect', 'ack', 'reconcile', 'release', 'tree', 'pause']);
+  expect(listed).toEqual([
+    'worker',
+    'api',
+    'status',
+    'stop',
+    'inspect',
+    'ack',
+    'reconcile',
+    'release',
+    'tree',
+    'pause',
+  ]);
   expect(stdout).toMatch(/Exit codes:[\s\S]*4 {2}conflict/);
 });
 
@@ -64,7 +78,9 @@ test('usage errors exit 2, with a JSON error on stdout under --json', async () =
 
   const malformed = await cli(['status', 'task-watchdog:not-a-uuid', '--json']);
   expect(malformed.code).toBe(EXIT.usage);
-  expect(JSON.parse(malformed.stdout)).toEqual({ error: { message: expect.stringContaining('task-watchdog:not-a-uuid'), exitCode: EXIT.usage } });
+  expect(JSON.parse(malformed.stdout)).toEqual({
+    error: { message: expect.stringContaining('task-watchdog:not-a-uuid'), exitCode: EXIT.usage },
+  });
 
   const noToken = await cli(['stop', RUN_ID], { TREEWARDEN_TOKEN: '' });
   expect(noToken.code).toBe(EXIT.usage);
@@ -77,7 +93,9 @@ test('status against an address nothing listens on exits 1 with a message', asyn
   const closed = createServer();
   const port = await listen(closed);
   await new Promise((resolve) => closed.close(resolve));
-  const { code, stderr } = await cli(['status', `agent-run:${RUN_ID}`, '--connect-timeout', '300'], { TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+  const { code, stderr } = await cli(['status', `agent-run:${RUN_ID}`, '--connect-timeout', '300'], {
+    TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+  });
   expect(code).toBe(EXIT.error);
   expect(stderr).toContain(`cannot reach Temporal at 127.0.0.1:${port}`);
 });
@@ -86,14 +104,21 @@ test('stop passes the API refusal on as its exit code', async () => {
   const requests: string[] = [];
   const server = createServer((request, response) => {
     requests.push(`${request.method} ${request.url} ${request.headers.authorization}`);
-    response.writeHead(409, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'conflict', message: 'run already finished' } }));
+    response
+      .writeHead(409, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ error: { code: 'conflict', message: 'run already finished' } }));
   });
   const port = await listen(server);
   try {
-    const { code, stdout, stderr } = await cli(['stop', RUN_ID, '--json'], { TREEWARDEN_API_URL: `http://127.0.0.1:${port}`, TREEWARDEN_TOKEN: 'twb_test' });
+    const { code, stdout, stderr } = await cli(['stop', RUN_ID, '--json'], {
+      TREEWARDEN_API_URL: `http://127.0.0.1:${port}`,
+      TREEWARDEN_TOKEN: 'twb_test',
+    });
     expect(code).toBe(EXIT.conflict);
     expect(stderr).toContain('run already finished');
-    expect(JSON.parse(stdout)).toEqual({ error: { message: 'run already finished', exitCode: EXIT.conflict, status: 409, code: 'conflict' } });
+    expect(JSON.parse(stdout)).toEqual({
+      error: { message: 'run already finished', exitCode: EXIT.conflict, status: 409, code: 'conflict' },
+    });
     expect(requests).toEqual([`POST /api/work/${RUN_ID}/stop Bearer twb_test`]);
   } finally {
     server.close();

@@ -70,14 +70,19 @@ test('sign-in keeps the session in an httpOnly, SameSite=Strict cookie, never in
   // keyboard only: Tab from the field reaches the button, Enter submits
   await page.keyboard.press('Tab');
   expect(await page.evaluate('document.activeElement.textContent')).toBe('Sign in');
-  const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/ui') && r.request().method() === 'GET'), page.keyboard.press('Enter')]);
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith('/ui') && r.request().method() === 'GET'),
+    page.keyboard.press('Enter'),
+  ]);
   expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Acme console');
   expect(page.url()).not.toContain(acme.token);
   const [cookie] = (await context.cookies()).filter((c) => c.name === 'tw_session');
   expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
   expect(cookie.value).not.toBe(acme.token);
   // scripts can read neither the board token nor the session (htmx keeps only its page history in sessionStorage)
-  const readable = String(await page.evaluate('JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie])'));
+  const readable = String(
+    await page.evaluate('JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie])'),
+  );
   for (const secret of [acme.token, cookie.value]) expect(readable).not.toContain(secret);
   expect(await page.evaluate('document.cookie')).toBe('');
   const headers = response.headers();
@@ -111,7 +116,13 @@ test('the company page lists a seeded tree; the tree page expands it level by le
 test('a 2,000-node subtree stays usable: one page of children is rendered, the rest on request', async () => {
   const root = await acme.issue({ title: 'Big migration' });
   // written directly: 2,000 API calls would only slow the test, the page reads the same rows
-  await h.services.db.issue.createMany({ data: Array.from({ length: 2_000 }, (_, i) => ({ companyId: acme.companyId, parentId: root.id, title: `shard ${String(i).padStart(4, '0')}` })) });
+  await h.services.db.issue.createMany({
+    data: Array.from({ length: 2_000 }, (_, i) => ({
+      companyId: acme.companyId,
+      parentId: root.id,
+      title: `shard ${String(i).padStart(4, '0')}`,
+    })),
+  });
   const { context, page } = await signedIn(acme.token);
   await page.goto(`/ui/issues/${root.id}`);
   const items = page.locator(`#node-${root.id} > details > ul > li[role=treeitem]`);
@@ -126,9 +137,18 @@ test('a 2,000-node subtree stays usable: one page of children is rendered, the r
 
 test('pausing from the tree page turns the live run cancelled without a reload; releasing shows its resume', async () => {
   const marker = `/tmp/tw-console-${randomBytes(6).toString('hex')}`;
-  const agent = await acme.agent({ type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] } });
+  const agent = await acme.agent({
+    type: 'process',
+    command: 'true',
+    prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] },
+  });
   const parent = await acme.issue({ title: 'Release train' });
-  const child = await acme.issue({ title: 'Migrate the schema', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const child = await acme.issue({
+    title: 'Migrate the schema',
+    parentId: parent.id,
+    assigneeAgentId: agent.id,
+    status: 'in_progress',
+  });
   const runId = await wake(acme, child.id);
   await eventually('prepare step running', async () => existsSync(marker));
 
@@ -139,10 +159,16 @@ test('pausing from the tree page turns the live run cancelled without a reload; 
   await page.getByRole('button', { name: 'Pause subtree' }).click();
   await page.locator('#action-result').getByText('Paused').waitFor();
   // no reload: the tree's poll brings the stopped run's state
-  await eventually('the run shown cancelled', async () => (await runBadge.getAttribute('data-run-status')) === 'cancelled');
+  await eventually(
+    'the run shown cancelled',
+    async () => (await runBadge.getAttribute('data-run-status')) === 'cancelled',
+  );
   expect((await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe('cancelled');
   const hold = await h.services.db.treeHold.findFirstOrThrow({ where: { rootIssueId: parent.id } });
-  await page.locator(`#badges-${child.id}`).getByRole('link', { name: `held ${hold.id.slice(0, 8)}` }).waitFor();
+  await page
+    .locator(`#badges-${child.id}`)
+    .getByRole('link', { name: `held ${hold.id.slice(0, 8)}` })
+    .waitFor();
   await shot(page, 'tree-paused');
 
   await page.getByRole('button', { name: `Release hold ${hold.id.slice(0, 8)} without waking` }).click();
@@ -153,7 +179,9 @@ test('pausing from the tree page turns the live run cancelled without a reload; 
   const resume = page.locator(`tr[data-issue="${child.id}"] td.resume`);
   expect(await resume.getAttribute('data-resume')).toBe('claimed');
   expect(await page.locator('#hold-status').getAttribute('data-status')).toBe('released');
-  expect(await page.getByRole('link', { name: `tree-hold:${hold.id}` }).getAttribute('href')).toContain(encodeURIComponent(`tree-hold:${hold.id}`));
+  expect(await page.getByRole('link', { name: `tree-hold:${hold.id}` }).getAttribute('href')).toContain(
+    encodeURIComponent(`tree-hold:${hold.id}`),
+  );
   await shot(page, 'hold');
   await context.close();
 });
@@ -171,11 +199,15 @@ test("a live process run's page shows its pids, in the list and in the graph; st
 
   const { context, page } = await signedIn(acme.token);
   await page.goto(`/ui/runs/${runId}`);
-  const listed = await page.locator('li[data-pid]').evaluateAll((items) => items.map((li) => Number(li.getAttribute('data-pid'))));
+  const listed = await page
+    .locator('li[data-pid]')
+    .evaluateAll((items) => items.map((li) => Number(li.getAttribute('data-pid'))));
   expect(listed.sort()).toEqual([...pids].sort());
   const graph = page.getByRole('img', { name: `Process tree of run ${runId}` });
   for (const pid of pids) await graph.getByText(`pid ${pid}`, { exact: true }).waitFor();
-  expect(await page.getByRole('link', { name: `agent-run:${runId}` }).getAttribute('href')).toContain(encodeURIComponent(`agent-run:${runId}`));
+  expect(await page.getByRole('link', { name: `agent-run:${runId}` }).getAttribute('href')).toContain(
+    encodeURIComponent(`agent-run:${runId}`),
+  );
   await shot(page, 'run');
 
   await page.getByRole('button', { name: 'Stop run' }).click();
@@ -186,22 +218,41 @@ test("a live process run's page shows its pids, in the list and in the graph; st
 });
 
 test('resolving an execution blocker from the company page', async () => {
-  const agent = await acme.agent({ type: 'process', command: 'sh', args: ['-c', '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 60 & wait'] });
+  const agent = await acme.agent({
+    type: 'process',
+    command: 'sh',
+    args: [
+      '-c',
+      '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 60 & wait',
+    ],
+  });
   const parent = await acme.issue({ title: 'Nightly import' });
-  const child = await acme.issue({ title: 'Load the data', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const child = await acme.issue({
+    title: 'Load the data',
+    parentId: parent.id,
+    assigneeAgentId: agent.id,
+    status: 'in_progress',
+  });
   const runId = await wake(acme, child.id);
   await eventually('the agent is mid-command', async () => existsSync(runFiles(runId, null).journal));
   const pause = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, acme.token, { mode: 'pause' });
-  await eventually('the run stopped', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).status === 'cancelled');
+  await eventually(
+    'the run stopped',
+    async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).status === 'cancelled',
+  );
   await h.request('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, acme.token, {});
-  const blocker = await eventually('the blocker', () => h.services.db.executionBlocker.findFirst({ where: { runId, status: 'active' } }));
+  const blocker = await eventually('the blocker', () =>
+    h.services.db.executionBlocker.findFirst({ where: { runId, status: 'active' } }),
+  );
 
   const { context, page } = await signedIn(acme.token);
   const resolve = page.getByRole('button', { name: `Resolve blocker ${blocker.id.slice(0, 8)}: no external effects` });
   await shot(page, 'company');
   await resolve.click();
   await page.locator('#action-result').getByText('Blocker resolved').waitFor();
-  expect((await h.services.db.executionBlocker.findUniqueOrThrow({ where: { id: blocker.id } })).status).toBe('resolved');
+  expect((await h.services.db.executionBlocker.findUniqueOrThrow({ where: { id: blocker.id } })).status).toBe(
+    'resolved',
+  );
   await eventually('the blocker gone from the page', async () => (await resolve.count()) === 0);
   await context.close();
 });
@@ -212,10 +263,16 @@ test("a second company's session sees none of the first company's data", async (
   const { context, page } = await signedIn(other.token);
   expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Other console');
   const text = await page.locator('main').innerText();
-  for (const title of ['Acme secret plan', 'Quarterly launch', 'Release train', 'Long build']) expect(text).not.toContain(title);
+  for (const title of ['Acme secret plan', 'Quarterly launch', 'Release train', 'Long build'])
+    expect(text).not.toContain(title);
   const run = await h.services.db.run.findFirstOrThrow({ where: { companyId: acme.companyId } });
   const hold = await h.services.db.treeHold.findFirstOrThrow({ where: { companyId: acme.companyId } });
-  for (const url of [`/ui/issues/${secret.id}`, `/ui/runs/${run.id}`, `/ui/holds/${hold.id}`, `/ui/issues/${secret.id}/children`]) {
+  for (const url of [
+    `/ui/issues/${secret.id}`,
+    `/ui/runs/${run.id}`,
+    `/ui/holds/${hold.id}`,
+    `/ui/issues/${secret.id}/children`,
+  ]) {
     const response = await page.goto(url);
     expect(response?.status()).toBe(404);
     expect(await page.locator('main').innerText()).not.toContain('Acme secret plan');
@@ -232,16 +289,26 @@ test('a state-changing request without the CSRF token is refused and changes not
   expect(await h.services.db.treeHold.count({ where: { rootIssueId: issue.id } })).toBe(0);
 
   // nor can another site sign a browser in (login CSRF)
-  const foreign = await fetch(`${h.apiUrl}/ui/sign-in`, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${acme.token}`, redirect: 'manual' });
+  const foreign = await fetch(`${h.apiUrl}/ui/sign-in`, {
+    method: 'POST',
+    headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+    body: `token=${acme.token}`,
+    redirect: 'manual',
+  });
   expect(foreign.status).toBe(403);
   expect(foreign.headers.get('set-cookie')).toBeNull();
 
   const [cookie] = (await context.cookies()).filter((c) => c.name === 'tw_session');
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(/\/ui\/sign-in$/);
-  expect((await h.services.db.apiToken.findUniqueOrThrow({ where: { tokenHash: hashToken(cookie.value) } })).revokedAt).not.toBeNull();
+  expect(
+    (await h.services.db.apiToken.findUniqueOrThrow({ where: { tokenHash: hashToken(cookie.value) } })).revokedAt,
+  ).not.toBeNull();
   // the old cookie no longer opens anything
-  const replay = await fetch(`${h.apiUrl}/ui`, { headers: { cookie: `tw_session=${cookie.value}` }, redirect: 'manual' });
+  const replay = await fetch(`${h.apiUrl}/ui`, {
+    headers: { cookie: `tw_session=${cookie.value}` },
+    redirect: 'manual',
+  });
   expect(replay.status).toBe(303);
   expect(replay.headers.get('location')).toBe('/ui/sign-in');
   await context.close();
@@ -249,15 +316,12 @@ test('a state-changing request without the CSRF token is refused and changes not
 
 test('an expired session is deleted at the next sign-in, and opens nothing before that', async () => {
   const signIn = () =>
-    fetch(
-      `${h.apiUrl}/ui/sign-in`,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: `token=${acme.token}`,
-        redirect: 'manual',
-      },
-    );
+    fetch(`${h.apiUrl}/ui/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${acme.token}`,
+      redirect: 'manual',
+    });
   const first = await signIn();
   const secret = /tw_session=([^;]+)/.exec(first.headers.get('set-cookie') ?? '')?.[1] ?? '';
   const tokenHash = hashToken(secret);
@@ -271,10 +335,9 @@ test('an expired session is deleted at the next sign-in, and opens nothing befor
   expect(await h.services.db.apiToken.count({ where: { tokenHash } })).toBe(0);
   // live sessions stay: the one just started opens the console
   const live = /tw_session=([^;]+)/.exec(next.headers.get('set-cookie') ?? '')?.[1] ?? '';
-  expect((await fetch(
-    `${h.apiUrl}/ui`,
-    { headers: { cookie: `tw_session=${live}` }, redirect: 'manual' },
-  )).status).toBe(200);
+  expect(
+    (await fetch(`${h.apiUrl}/ui`, { headers: { cookie: `tw_session=${live}` }, redirect: 'manual' })).status,
+  ).toBe(200);
 });
 
 test('the favicon is answered without a session, with no content', async () => {

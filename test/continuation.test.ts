@@ -21,7 +21,8 @@ afterAll(async () => {
 });
 
 /** The resumed run prints the context it was given (through TREEWARDEN_CONTEXT_FILE) and exits 0. */
-const RESUMED_PRINTS_CONTEXT = 'if [ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ]; then cat "$TREEWARDEN_CONTEXT_FILE"; exit 0; fi; ';
+const RESUMED_PRINTS_CONTEXT =
+  'if [ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ]; then cat "$TREEWARDEN_CONTEXT_FILE"; exit 0; fi; ';
 /** testing-like-users.md §3: a resumable agent, mid-`sleep`, writes its checkpoint on SIGTERM and exits. */
 const CHECKPOINTS =
   RESUMED_PRINTS_CONTEXT +
@@ -40,12 +41,18 @@ async function family(script: string) {
   const c = await seedCompany(h);
   const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script] });
   const parent = await c.issue({ title: 'parent' });
-  const child = await c.issue({ title: 'child', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const child = await c.issue({
+    title: 'child',
+    parentId: parent.id,
+    assigneeAgentId: agent.id,
+    status: 'in_progress',
+  });
   return { c, agent, parent, child };
 }
 
 const runsOf = (issueId: string) => h.services.db.run.findMany({ where: { issueId }, orderBy: { createdAt: 'asc' } });
-const resumedRuns = async (issueId: string) => (await runsOf(issueId)).filter((r) => r.wakeReason === 'issue_tree_resumed');
+const resumedRuns = async (issueId: string) =>
+  (await runsOf(issueId)).filter((r) => r.wakeReason === 'issue_tree_resumed');
 
 /** Wakes the issue and waits until its agent is mid-command (in its adapter, traps installed). */
 async function wakeMidCommand(token: string, issueId: string) {
@@ -74,17 +81,24 @@ async function pause(token: string, issueId: string) {
   return r.body as { id: string };
 }
 
-const release = (token: string, issueId: string, holdId: string, body: unknown = {}) => h.request('POST', `/api/issues/${issueId}/tree-holds/${holdId}/release`, token, body);
-const resolve = (token: string, blockerId: string, body: unknown) => h.request('POST', `/api/execution-blockers/${blockerId}/resolve`, token, body);
+const release = (token: string, issueId: string, holdId: string, body: unknown = {}) =>
+  h.request('POST', `/api/issues/${issueId}/tree-holds/${holdId}/release`, token, body);
+const resolve = (token: string, blockerId: string, body: unknown) =>
+  h.request('POST', `/api/execution-blockers/${blockerId}/resolve`, token, body);
 
 const settled = (runId: string) =>
-  eventually(`run ${runId} settled`, async () => {
-    const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
-    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
-  }, 60_000);
+  eventually(
+    `run ${runId} settled`,
+    async () => {
+      const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
+      return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
+    },
+    60_000,
+  );
 
 /** What the resumed agent read from its TREEWARDEN_CONTEXT_FILE (it printed it to its output). */
-const contextSeenBy = (runId: string) => JSON.parse(readFileSync(runFiles(runId, null).output, 'utf8')) as Record<string, unknown>;
+const contextSeenBy = (runId: string) =>
+  JSON.parse(readFileSync(runFiles(runId, null).output, 'utf8')) as Record<string, unknown>;
 
 async function theOnlyResume(issueId: string) {
   const [resumed] = await eventually('the resumed run', async () => {
@@ -105,7 +119,11 @@ test('a running agent that checkpoints on SIGTERM is preserved and resumes exact
   const run = await h.request('GET', `/api/runs/${runId}`, c.token);
   expect(run.body).toMatchObject({
     stopOutcome: 'preserved',
-    stopResult: { verdict: 'terminal-clean', outcome: 'preserved', checkpoint: { resumable: true, session: `s-${runId}` } },
+    stopResult: {
+      verdict: 'terminal-clean',
+      outcome: 'preserved',
+      checkpoint: { resumable: true, session: `s-${runId}` },
+    },
     executionBlocker: null,
   });
   expect(run.body.stopResult.attempts).toHaveLength(1); // SIGTERM sufficed: no SIGKILL
@@ -119,8 +137,14 @@ test('a running agent that checkpoints on SIGTERM is preserved and resumes exact
   const resumed = await theOnlyResume(child.id);
   const context = { holdId: hold.id, interruptedRunId: runId, checkpoint: { resumable: true, session: `s-${runId}` } };
   // plus its recovery capsule (test/capsules.test.ts)
-  const capsule = expect.objectContaining({ kind: 'resume_after_hold', previousRun: expect.objectContaining({ runId }) });
-  expect((await h.services.db.run.findUniqueOrThrow({ where: { id: resumed.id } })).context).toEqual({ ...context, capsule });
+  const capsule = expect.objectContaining({
+    kind: 'resume_after_hold',
+    previousRun: expect.objectContaining({ runId }),
+  });
+  expect((await h.services.db.run.findUniqueOrThrow({ where: { id: resumed.id } })).context).toEqual({
+    ...context,
+    capsule,
+  });
   expect(contextSeenBy(resumed.id)).toEqual({ ...context, capsule });
 
   expect((await release(c.token, parent.id, hold.id)).status).toBe(409);
@@ -147,7 +171,11 @@ test('overlapping child and parent holds over a checkpointing run: the resume wa
   const r2 = await release(c.token, parent.id, parentHold.id);
   expect(r2.body.resumed).toHaveLength(1);
   const resumed = await theOnlyResume(child.id);
-  expect(contextSeenBy(resumed.id)).toMatchObject({ holdId: parentHold.id, interruptedRunId: runId, checkpoint: { resumable: true } });
+  expect(contextSeenBy(resumed.id)).toMatchObject({
+    holdId: parentHold.id,
+    interruptedRunId: runId,
+    checkpoint: { resumable: true },
+  });
 });
 
 test('a running agent without a checkpoint: skipped on release, its blocker visible everywhere; resolving gives exactly one resume, a second resolve is 409', async () => {
@@ -178,9 +206,15 @@ test('a running agent without a checkpoint: skipped on release, its blocker visi
   expect(blocker.nextAction).toContain('missing'); // why: no checkpoint was written
   expect((await h.request('GET', `/api/issues/${child.id}/execution-blockers`, c.token)).body.items).toEqual([blocker]);
   const run = await h.request('GET', `/api/runs/${runId}`, c.token);
-  expect(run.body).toMatchObject({ stopOutcome: 'unknown_outcome', stopResult: { outcomeReason: 'missing' }, executionBlocker: blocker });
+  expect(run.body).toMatchObject({
+    stopOutcome: 'unknown_outcome',
+    stopResult: { outcomeReason: 'missing' },
+    executionBlocker: blocker,
+  });
   expect((await h.request('GET', `/api/work/${runId}/inspect`, c.token)).body.executionBlocker).toEqual(blocker);
-  const heldMember = (await h.request('GET', `/api/tree-holds/${hold.id}`, c.token)).body.members.find((m: { issueId: string }) => m.issueId === child.id);
+  const heldMember = (await h.request('GET', `/api/tree-holds/${hold.id}`, c.token)).body.members.find(
+    (m: { issueId: string }) => m.issueId === child.id,
+  );
   expect(heldMember.executionBlocker).toEqual(blocker);
 
   // board only (run tokens: next test): another company 404, a bad body 400; none of them resolves it
@@ -195,20 +229,33 @@ test('a running agent without a checkpoint: skipped on release, its blocker visi
 
   const resolved = await resolve(c.token, blocker.id, { resolution: 'no_external_effects', note: 'it only slept' });
   expect(resolved.status).toBe(200);
-  expect(resolved.body).toMatchObject({ id: blocker.id, status: 'resolved', resolution: 'no_external_effects', note: 'it only slept', resolvedAt: expect.any(String) });
-  expect(await h.services.db.activityLog.count({ where: { action: 'execution_blocker.resolved', entityId: child.id } })).toBe(1);
+  expect(resolved.body).toMatchObject({
+    id: blocker.id,
+    status: 'resolved',
+    resolution: 'no_external_effects',
+    note: 'it only slept',
+    resolvedAt: expect.any(String),
+  });
+  expect(
+    await h.services.db.activityLog.count({ where: { action: 'execution_blocker.resolved', entityId: child.id } }),
+  ).toBe(1);
   const resumed = await theOnlyResume(child.id);
   expect(contextSeenBy(resumed.id)).toEqual({
     holdId: hold.id,
     interruptedRunId: runId,
     checkpoint: null,
     reconciliation: { blockerId: blocker.id, resolution: 'no_external_effects' },
-    capsule: expect.objectContaining({ kind: 'resume_after_reconciliation', previousRun: expect.objectContaining({ runId }) }),
+    capsule: expect.objectContaining({
+      kind: 'resume_after_reconciliation',
+      previousRun: expect.objectContaining({ runId }),
+    }),
   });
 
   const again = await resolve(c.token, blocker.id, { resolution: 'effects_reviewed' });
   expect(again.status).toBe(409);
-  expect(await h.services.db.executionBlocker.findUniqueOrThrow({ where: { id: blocker.id } })).toMatchObject({ resolution: 'no_external_effects' });
+  expect(await h.services.db.executionBlocker.findUniqueOrThrow({ where: { id: blocker.id } })).toMatchObject({
+    resolution: 'no_external_effects',
+  });
   expect(await resumedRuns(child.id)).toHaveLength(1);
 });
 
@@ -231,18 +278,29 @@ test('a running agent cannot resolve a blocker with its run token (403), even in
 
 test('a resolve while another hold still covers the task: no resume until that hold is released, then one', async () => {
   const { c, parent, child, runId, hold: first } = await pausedMidCommand(NO_CHECKPOINT);
-  expect((await release(c.token, parent.id, first.id)).body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
+  expect((await release(c.token, parent.id, first.id)).body.skipped).toEqual([
+    { issueId: child.id, reason: 'execution_blocker' },
+  ]);
   const second = await pause(c.token, parent.id);
   const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
   expect((await resolve(c.token, blocker.id, { resolution: 'effects_reviewed' })).status).toBe(200);
   // the dispatch ran and found the task still held: it claimed nothing
-  await eventually('the resolution workflow finished', async () => (await h.services.client.workflow.getHandle(`execution-blocker:${blocker.id}`).describe()).status.name === 'COMPLETED');
+  await eventually(
+    'the resolution workflow finished',
+    async () =>
+      (await h.services.client.workflow.getHandle(`execution-blocker:${blocker.id}`).describe()).status.name ===
+      'COMPLETED',
+  );
   expect(await resumedRuns(child.id)).toHaveLength(0);
   expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(0);
   const r = await release(c.token, parent.id, second.id);
   expect(r.body.resumed).toEqual([{ issueId: child.id, runId: expect.any(String) }]);
   const resumed = await theOnlyResume(child.id);
-  expect(contextSeenBy(resumed.id)).toMatchObject({ holdId: second.id, interruptedRunId: runId, reconciliation: { blockerId: blocker.id } });
+  expect(contextSeenBy(resumed.id)).toMatchObject({
+    holdId: second.id,
+    interruptedRunId: runId,
+    reconciliation: { blockerId: blocker.id },
+  });
 });
 
 test('wakeAgents with an unreconciled member is 409 reconciliation_required naming it, and the hold stays active', async () => {
@@ -250,8 +308,14 @@ test('wakeAgents with an unreconciled member is 409 reconciliation_required nami
   const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
   const refused = await release(c.token, parent.id, hold.id, { wakeAgents: true });
   expect(refused.status).toBe(409);
-  expect(refused.body.error).toMatchObject({ code: 'reconciliation_required', details: [{ issueId: child.id, runId, blockerId: blocker.id }] });
-  const viaResume = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'resume', wakeAgents: true });
+  expect(refused.body.error).toMatchObject({
+    code: 'reconciliation_required',
+    details: [{ issueId: child.id, runId, blockerId: blocker.id }],
+  });
+  const viaResume = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, {
+    mode: 'resume',
+    wakeAgents: true,
+  });
   expect(viaResume.status).toBe(409);
   expect(viaResume.body.error.code).toBe('reconciliation_required');
   expect((await h.request('GET', `/api/tree-holds/${hold.id}`, c.token)).body.status).toBe('active');
@@ -267,25 +331,48 @@ test('a checkpoint written while a setsid child survives SIGTERM: stop-partial, 
   expect(existsSync(runFiles(runId, null).checkpoint)).toBe(true); // the agent did write one
   const run = await h.request('GET', `/api/runs/${runId}`, c.token);
   expect(run.body.stopResult.attempts[0]).toMatchObject({ signal: 'SIGTERM', verdict: 'stop-partial' });
-  expect(run.body).toMatchObject({ stopOutcome: 'unknown_outcome', stopResult: { outcomeReason: 'stop_partial' }, executionBlocker: { status: 'active' } });
+  expect(run.body).toMatchObject({
+    stopOutcome: 'unknown_outcome',
+    stopResult: { outcomeReason: 'stop_partial' },
+    executionBlocker: { status: 'active' },
+  });
   const released = await release(c.token, parent.id, hold.id);
   expect(released.body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
   expect(await resumedRuns(child.id)).toHaveLength(0);
 });
 
-test('treewarden reconcile <runId> resolves the run\'s blocker through the API and the task resumes once', async () => {
+test("treewarden reconcile <runId> resolves the run's blocker through the API and the task resumes once", async () => {
   const { c, parent, child, runId, hold } = await pausedMidCommand(NO_CHECKPOINT);
   await release(c.token, parent.id, hold.id);
   const cli = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
     execFile(
       process.execPath,
-      ['node_modules/.bin/tsx', 'cli/index.ts', 'reconcile', runId, '--resolution', 'effects_reviewed', '--note', 'reviewed the log', '--json'],
-      { cwd: path.join(__dirname, '..'), env: { ...process.env, TREEWARDEN_API_URL: h.apiUrl, TREEWARDEN_TOKEN: c.token }, timeout: 60_000 },
+      [
+        'node_modules/.bin/tsx',
+        'cli/index.ts',
+        'reconcile',
+        runId,
+        '--resolution',
+        'effects_reviewed',
+        '--note',
+        'reviewed the log',
+        '--json',
+      ],
+      {
+        cwd: path.join(__dirname, '..'),
+        env: { ...process.env, TREEWARDEN_API_URL: h.apiUrl, TREEWARDEN_TOKEN: c.token },
+        timeout: 60_000,
+      },
       (error, stdout, stderr) => done({ code: error ? Number(error.code) : 0, stdout, stderr }),
     ),
   );
   expect(cli).toMatchObject({ code: 0 });
-  expect(JSON.parse(cli.stdout)).toMatchObject({ runId, status: 'resolved', resolution: 'effects_reviewed', note: 'reviewed the log' });
+  expect(JSON.parse(cli.stdout)).toMatchObject({
+    runId,
+    status: 'resolved',
+    resolution: 'effects_reviewed',
+    note: 'reviewed the log',
+  });
   await theOnlyResume(child.id);
 });
 
@@ -295,11 +382,23 @@ test('a stranded subtree wakes its watchdog once for the stop with the blocker; 
   const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', NO_CHECKPOINT] });
   const root = await c.issue({ title: 'watched' });
   const parent = await c.issue({ title: 'paused part', parentId: root.id });
-  const child = await c.issue({ title: 'child', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
-  const watchdog = (await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id })).body as { id: string };
-  const wakes = () => h.services.db.wakeRequest.findMany({ where: { idempotencyKey: { startsWith: `task_watchdog:${watchdog.id}:` } }, orderBy: { createdAt: 'asc' } });
+  const child = await c.issue({
+    title: 'child',
+    parentId: parent.id,
+    assigneeAgentId: agent.id,
+    status: 'in_progress',
+  });
+  const watchdog = (await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id }))
+    .body as { id: string };
+  const wakes = () =>
+    h.services.db.wakeRequest.findMany({
+      where: { idempotencyKey: { startsWith: `task_watchdog:${watchdog.id}:` } },
+      orderBy: { createdAt: 'asc' },
+    });
   const childLeafOf = (wake: { context: unknown }) =>
-    (wake.context as { taskWatchdog: { stoppedLeaves: { id: string; executionBlockerIds: string[] }[] } }).taskWatchdog.stoppedLeaves.find((l) => l.id === child.id);
+    (
+      wake.context as { taskWatchdog: { stoppedLeaves: { id: string; executionBlockerIds: string[] }[] } }
+    ).taskWatchdog.stoppedLeaves.find((l) => l.id === child.id);
 
   const runId = await wakeMidCommand(c.token, child.id);
   const hold = await pause(c.token, parent.id);
@@ -312,7 +411,9 @@ test('a stranded subtree wakes its watchdog once for the stop with the blocker; 
   expect(childLeafOf(stranded)?.executionBlockerIds).toEqual([blocker.id]);
   const watchdogRun = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
   const beforeRelease = await watchdogRun.query(watchdogStateQuery);
-  expect((await release(c.token, parent.id, hold.id)).body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
+  expect((await release(c.token, parent.id, hold.id)).body.skipped).toEqual([
+    { issueId: child.id, reason: 'execution_blocker' },
+  ]);
   // the release signalled the watchdog before answering: once that change is evaluated, one wake proves it immaterial
   await eventually('the release evaluated', async () => {
     const state = await watchdogRun.query(watchdogStateQuery);

@@ -48,13 +48,26 @@ async function freePort(): Promise<number> {
 const post = (url: string, token: string, body: unknown, idempotencyKey?: string) =>
   fetch(`${h.apiUrl}${url}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+    },
     body: JSON.stringify(body),
-  }).then(async (r) => ({ status: r.status, replayed: r.headers.get('idempotent-replayed'), body: (await r.json()) as Record<string, any> }));
+  }).then(async (r) => ({
+    status: r.status,
+    replayed: r.headers.get('idempotent-replayed'),
+    body: (await r.json()) as Record<string, any>,
+  }));
 
 describe('a database that stops answering', () => {
   test('/healthz answers 503 instead of hanging, and requests fail with 503 instead of hanging', async () => {
-    const config = parseConfig({ ...h.env, DATABASE_URL: proxy.url(h.env.DATABASE_URL), TREEWARDEN_DB_QUERY_TIMEOUT_MS: '1000', TREEWARDEN_DB_CONNECT_TIMEOUT_MS: '1000' });
+    const config = parseConfig({
+      ...h.env,
+      DATABASE_URL: proxy.url(h.env.DATABASE_URL),
+      TREEWARDEN_DB_QUERY_TIMEOUT_MS: '1000',
+      TREEWARDEN_DB_CONNECT_TIMEOUT_MS: '1000',
+    });
     const services = await connectServices(config, pino({ level: 'silent' }));
     const app = buildApi(services);
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -64,7 +77,9 @@ describe('a database that stops answering', () => {
       const c = await seedCompany(h);
       proxy.wedge();
       expect((await fetch(`${url}/healthz`)).status).toBe(503);
-      const read = await fetch(`${url}/api/companies/${c.companyId}/issues`, { headers: { authorization: `Bearer ${c.token}` } });
+      const read = await fetch(`${url}/api/companies/${c.companyId}/issues`, {
+        headers: { authorization: `Bearer ${c.token}` },
+      });
       expect(read.status).toBe(503);
     } finally {
       await app.close();
@@ -77,7 +92,14 @@ describe('a database that stops answering', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
       cwd: REPO_ROOT,
       // statements are allowed a minute: only the shutdown grace can end this process in time
-      env: { ...process.env, ...h.env, DATABASE_URL: proxy.url(h.env.DATABASE_URL), TREEWARDEN_API_PORT: String(port), TREEWARDEN_DB_QUERY_TIMEOUT_MS: '60000', TREEWARDEN_SHUTDOWN_GRACE_MS: '2000' },
+      env: {
+        ...process.env,
+        ...h.env,
+        DATABASE_URL: proxy.url(h.env.DATABASE_URL),
+        TREEWARDEN_API_PORT: String(port),
+        TREEWARDEN_DB_QUERY_TIMEOUT_MS: '60000',
+        TREEWARDEN_SHUTDOWN_GRACE_MS: '2000',
+      },
       stdio: 'ignore',
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -85,8 +107,13 @@ describe('a database that stops answering', () => {
     await eventually('the API process answers', async () => (await fetch(`${api}/healthz`)).status === 200, 60_000);
     const c = await seedCompany(h);
     proxy.wedge();
-    const stuck = fetch(`${api}/api/companies/${c.companyId}/issues`, { headers: { authorization: `Bearer ${c.token}` } }).catch((error: unknown) => error);
-    await eventually('the request reached the wedged database', async () => (await fetch(`${api}/healthz`)).status === 503);
+    const stuck = fetch(`${api}/api/companies/${c.companyId}/issues`, {
+      headers: { authorization: `Bearer ${c.token}` },
+    }).catch((error: unknown) => error);
+    await eventually(
+      'the request reached the wedged database',
+      async () => (await fetch(`${api}/healthz`)).status === 503,
+    );
     child.kill('SIGTERM');
     const code = await exited;
     expect(typeof code).toBe('number');
@@ -98,10 +125,24 @@ describe('a database that stops answering', () => {
     // a queue of its own, so the evaluation runs in this process and not in the harness's worker
     const taskQueue = `wedged-${randomUUID()}`;
     try {
-      const worker = await fleet.start({ DATABASE_URL: proxy.url(h.env.DATABASE_URL), TREEWARDEN_TASK_QUEUE: taskQueue, TREEWARDEN_DB_QUERY_TIMEOUT_MS: '60000', TREEWARDEN_SHUTDOWN_GRACE_MS: '2000' });
+      const worker = await fleet.start({
+        DATABASE_URL: proxy.url(h.env.DATABASE_URL),
+        TREEWARDEN_TASK_QUEUE: taskQueue,
+        TREEWARDEN_DB_QUERY_TIMEOUT_MS: '60000',
+        TREEWARDEN_SHUTDOWN_GRACE_MS: '2000',
+      });
       proxy.wedge();
-      const input: TaskWatchdogInput = { watchdogId: randomUUID(), issueId: randomUUID(), tickMs: 3_600_000, debounceMs: 1 };
-      const handle = await h.services.client.workflow.start('taskWatchdogWorkflow', { workflowId: `wedged-${input.issueId}`, taskQueue, args: [input] });
+      const input: TaskWatchdogInput = {
+        watchdogId: randomUUID(),
+        issueId: randomUUID(),
+        tickMs: 3_600_000,
+        debounceMs: 1,
+      };
+      const handle = await h.services.client.workflow.start('taskWatchdogWorkflow', {
+        workflowId: `wedged-${input.issueId}`,
+        taskQueue,
+        args: [input],
+      });
       await eventually('the evaluation started on the wedged worker', async () =>
         (await handle.describe()).raw.pendingActivities?.some((a) => a.lastStartedTime),
       );
@@ -131,15 +172,28 @@ describe('a failure after the commit', () => {
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE "Watchdog" IN ACCESS EXCLUSIVE MODE');
-      const first = await post(`/api/issues/${root.id}/comments`, c.token, { body: 'the tests pass locally' }, 'comment-1');
+      const first = await post(
+        `/api/issues/${root.id}/comments`,
+        c.token,
+        { body: 'the tests pass locally' },
+        'comment-1',
+      );
       expect(first.status).toBe(201);
       await locker.query('ROLLBACK');
       released = true;
       expect(await h.services.db.comment.count({ where: { issueId: root.id } })).toBe(1);
-      await eventually('the retried signal', async () => (await handle.query(watchdogStateQuery)).changesReceived > before.changesReceived);
+      await eventually(
+        'the retried signal',
+        async () => (await handle.query(watchdogStateQuery)).changesReceived > before.changesReceived,
+      );
 
       // the client did not trust the answer and retries with the same key: nothing new is written
-      const retry = await post(`/api/issues/${root.id}/comments`, c.token, { body: 'the tests pass locally' }, 'comment-1');
+      const retry = await post(
+        `/api/issues/${root.id}/comments`,
+        c.token,
+        { body: 'the tests pass locally' },
+        'comment-1',
+      );
       expect(retry).toMatchObject({ status: 201, replayed: 'true', body: first.body });
       expect(await h.services.db.comment.count({ where: { issueId: root.id } })).toBe(1);
     } finally {
@@ -171,7 +225,9 @@ describe('Idempotency-Key on the routes that create', () => {
   test('the same key and body give the same response and one row, even racing; another body is 422', async () => {
     const c = await seedCompany(h);
     const root = await c.issue({ title: 'ship feature' });
-    const racing = await Promise.all(Array.from({ length: 6 }, () => post(`/api/issues/${root.id}/comments`, c.token, { body: 'once' }, 'key-a')));
+    const racing = await Promise.all(
+      Array.from({ length: 6 }, () => post(`/api/issues/${root.id}/comments`, c.token, { body: 'once' }, 'key-a')),
+    );
     expect(new Set(racing.map((r) => r.status))).toEqual(new Set([201]));
     expect(new Set(racing.map((r) => r.body.id)).size).toBe(1);
     expect(await h.services.db.comment.count({ where: { issueId: root.id } })).toBe(1);
@@ -185,13 +241,19 @@ describe('Idempotency-Key on the routes that create', () => {
   test('issues and agents are created once per key', async () => {
     const c = await seedCompany(h);
     const issueBody = { title: 'retry me' };
-    const issues = [await post(`/api/companies/${c.companyId}/issues`, c.token, issueBody, 'issue-1'), await post(`/api/companies/${c.companyId}/issues`, c.token, issueBody, 'issue-1')];
+    const issues = [
+      await post(`/api/companies/${c.companyId}/issues`, c.token, issueBody, 'issue-1'),
+      await post(`/api/companies/${c.companyId}/issues`, c.token, issueBody, 'issue-1'),
+    ];
     expect(issues.map((r) => r.status)).toEqual([201, 201]);
     expect(issues[1]).toMatchObject({ replayed: 'true', body: issues[0].body });
     expect(await h.services.db.issue.count({ where: { companyId: c.companyId, title: 'retry me' } })).toBe(1);
 
     const agentBody = { name: 'reviewer', adapter: { type: 'noop' } };
-    const agents = [await post(`/api/companies/${c.companyId}/agents`, c.token, agentBody, 'agent-1'), await post(`/api/companies/${c.companyId}/agents`, c.token, agentBody, 'agent-1')];
+    const agents = [
+      await post(`/api/companies/${c.companyId}/agents`, c.token, agentBody, 'agent-1'),
+      await post(`/api/companies/${c.companyId}/agents`, c.token, agentBody, 'agent-1'),
+    ];
     expect(agents[1]).toMatchObject({ status: 201, replayed: 'true', body: agents[0].body });
     expect(await h.services.db.agent.count({ where: { companyId: c.companyId, name: 'reviewer' } })).toBe(1);
     // a key reused on another route is another request
@@ -202,9 +264,14 @@ describe('Idempotency-Key on the routes that create', () => {
     const c = await seedCompany(h);
     const client = createTreewardenClient({ baseUrl: h.apiUrl, token: c.token });
     const root = await client.createIssue(c.companyId, { title: 'ship feature' }, { idempotencyKey: 'client-issue' });
-    const [first, again] = [await client.addComment(root.id, 'done?', { idempotencyKey: 'client-comment' }), await client.addComment(root.id, 'done?', { idempotencyKey: 'client-comment' })];
+    const [first, again] = [
+      await client.addComment(root.id, 'done?', { idempotencyKey: 'client-comment' }),
+      await client.addComment(root.id, 'done?', { idempotencyKey: 'client-comment' }),
+    ];
     expect(again).toEqual(first);
-    expect((await client.createIssue(c.companyId, { title: 'ship feature' }, { idempotencyKey: 'client-issue' })).id).toBe(root.id);
+    expect(
+      (await client.createIssue(c.companyId, { title: 'ship feature' }, { idempotencyKey: 'client-issue' })).id,
+    ).toBe(root.id);
     expect(await h.services.db.comment.count({ where: { issueId: root.id } })).toBe(1);
   });
 

@@ -9,7 +9,14 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { eventually } from '../testing/harness';
-import { callApi, clientSession, requestsPerSession, startServiceStack, type ServiceStack, type WorkloadResult } from '../testing/service-stack';
+import {
+  callApi,
+  clientSession,
+  requestsPerSession,
+  startServiceStack,
+  type ServiceStack,
+  type WorkloadResult,
+} from '../testing/service-stack';
 import { REPO_ROOT, testTemporal } from '../testing/stack';
 
 const CLIENTS = 32;
@@ -29,12 +36,15 @@ afterAll(async () => {
   await stack.stop();
 }, 120_000);
 
-const call = (method: string, url: string, token: string, body?: unknown) => callApi(stack.apiUrl, method, url, token, body);
+const call = (method: string, url: string, token: string, body?: unknown) =>
+  callApi(stack.apiUrl, method, url, token, body);
 
 /** The embedded database itself, for facts the API does not expose (how many active watchdogs an issue has). */
 async function embeddedSql<T extends object>(text: string, values: unknown[]): Promise<T[]> {
   const { port, password } = stack.embedded!;
-  const client = new Client({ connectionString: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/treewarden` });
+  const client = new Client({
+    connectionString: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/treewarden`,
+  });
   await client.connect();
   try {
     return (await client.query<T>(text, values)).rows;
@@ -54,14 +64,19 @@ test('32 concurrent clients on the embedded default each get exactly their own d
   let clientsDone = false;
   const health = (async () => {
     while (!clientsDone) {
-      const status = await fetch(`${stack.apiUrl}/healthz`, { signal: AbortSignal.timeout(10_000) }).then((r) => r.status, (e: Error) => e.message);
+      const status = await fetch(`${stack.apiUrl}/healthz`, { signal: AbortSignal.timeout(10_000) }).then(
+        (r) => r.status,
+        (e: Error) => e.message,
+      );
       healthChecks++;
       if (status !== 200) healthFailures.push(String(status));
       await sleep(250);
     }
   })();
   const result: WorkloadResult = { problems: [], latencies: [] };
-  await Promise.all(Array.from({ length: CLIENTS }, (_, n) => clientSession(stack, n, ROUNDS_PER_CLIENT, result))).finally(() => {
+  await Promise.all(
+    Array.from({ length: CLIENTS }, (_, n) => clientSession(stack, n, ROUNDS_PER_CLIENT, result)),
+  ).finally(() => {
     clientsDone = true;
   });
   await health;
@@ -73,26 +88,59 @@ test('32 concurrent clients on the embedded default each get exactly their own d
 
 test('on the same stack, 12 racing first watchdog PUTs leave exactly one active watchdog', async () => {
   const company = (await call('POST', '/api/companies', stack.adminToken, { name: 'racing watchdogs' })).body;
-  const watcher = (await call('POST', `/api/companies/${company.id}/agents`, company.boardToken, { name: 'watcher', adapter: { type: 'noop' } })).body;
-  const root = (await call('POST', `/api/companies/${company.id}/issues`, company.boardToken, { title: 'watched root' })).body;
-  const results = await Promise.all(Array.from({ length: 12 }, () => call('PUT', `/api/issues/${root.id}/watchdog`, company.boardToken, { agentId: watcher.id })));
+  const watcher = (
+    await call('POST', `/api/companies/${company.id}/agents`, company.boardToken, {
+      name: 'watcher',
+      adapter: { type: 'noop' },
+    })
+  ).body;
+  const root = (
+    await call('POST', `/api/companies/${company.id}/issues`, company.boardToken, { title: 'watched root' })
+  ).body;
+  const results = await Promise.all(
+    Array.from({ length: 12 }, () =>
+      call('PUT', `/api/issues/${root.id}/watchdog`, company.boardToken, { agentId: watcher.id }),
+    ),
+  );
   expect(results.map((r) => r.status).sort()).toEqual([...Array(11).fill(200), 201]);
   expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
-  const active = await embeddedSql<{ count: string }>(`SELECT count(*) FROM "Watchdog" WHERE "issueId" = $1 AND status = 'active'`, [root.id]);
+  const active = await embeddedSql<{ count: string }>(
+    `SELECT count(*) FROM "Watchdog" WHERE "issueId" = $1 AND status = 'active'`,
+    [root.id],
+  );
   expect(Number(active[0].count)).toBe(1);
 });
 
 test('on the same stack, 20 concurrent releases of a hold over a running agent give one 200', async () => {
   const company = (await call('POST', '/api/companies', stack.adminToken, { name: 'racing releases' })).body;
   const token = company.boardToken;
-  const worker = (await call('POST', `/api/companies/${company.id}/agents`, token, { name: 'sleeper', adapter: { type: 'process', command: 'sh', args: ['-c', 'sleep 600'] } })).body;
+  const worker = (
+    await call('POST', `/api/companies/${company.id}/agents`, token, {
+      name: 'sleeper',
+      adapter: { type: 'process', command: 'sh', args: ['-c', 'sleep 600'] },
+    })
+  ).body;
   const parent = (await call('POST', `/api/companies/${company.id}/issues`, token, { title: 'parent' })).body;
-  const child = (await call('POST', `/api/companies/${company.id}/issues`, token, { title: 'child', parentId: parent.id, assigneeAgentId: worker.id })).body;
+  const child = (
+    await call('POST', `/api/companies/${company.id}/issues`, token, {
+      title: 'child',
+      parentId: parent.id,
+      assigneeAgentId: worker.id,
+    })
+  ).body;
   const wake = await call('POST', `/api/issues/${child.id}/wake`, token, {});
   expect(wake.status).toBe(202);
-  await eventually('the agent is running', async () => (await call('GET', `/api/runs/${wake.body.runId}`, token)).body.status === 'running', 60_000);
+  await eventually(
+    'the agent is running',
+    async () => (await call('GET', `/api/runs/${wake.body.runId}`, token)).body.status === 'running',
+    60_000,
+  );
   const pause = await call('POST', `/api/issues/${parent.id}/tree-holds`, token, { mode: 'pause' });
   expect(pause.status).toBe(201);
-  const results = await Promise.all(Array.from({ length: 20 }, () => call('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, token, {})));
+  const results = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      call('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, token, {}),
+    ),
+  );
   expect(results.map((r) => r.status).sort()).toEqual([200, ...Array(19).fill(409)]);
 });

@@ -25,12 +25,21 @@ let fleet: WorkerFleet;
 const dbFile = join(TMP_DIR, `fault-temporal-${process.pid}.db`);
 
 const startServer = (port?: number) =>
-  startDevServer({ ...(port ? { port } : {}), uiPort: null, dbFile, searchAttributes: { ...SEARCH_ATTRIBUTE_TYPES }, log: () => undefined });
+  startDevServer({
+    ...(port ? { port } : {}),
+    uiPort: null,
+    dbFile,
+    searchAttributes: { ...SEARCH_ATTRIBUTE_TYPES },
+    log: () => undefined,
+  });
 
 beforeAll(async () => {
   mkdirSync(TMP_DIR, { recursive: true });
   server = await startServer();
-  h = await startHarness({ TEMPORAL_ADDRESS: server.address, TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '4000', TREEWARDEN_FIRST_RUN_GRACE_MS: '1' }, { inProcessWorker: false });
+  h = await startHarness(
+    { TEMPORAL_ADDRESS: server.address, TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '4000', TREEWARDEN_FIRST_RUN_GRACE_MS: '1' },
+    { inProcessWorker: false },
+  );
   fleet = workerFleet(h);
   await Promise.all([fleet.start(), fleet.start()]);
 });
@@ -41,7 +50,8 @@ afterAll(async () => {
   rmSync(dbFile, { force: true });
 });
 
-const watchdogWakes = (watchdogId: string) => h.services.db.wakeRequest.findMany({ where: { idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } } });
+const watchdogWakes = (watchdogId: string) =>
+  h.services.db.wakeRequest.findMany({ where: { idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } } });
 
 async function watchedStoppedTree(c: Awaited<ReturnType<typeof seedCompany>>) {
   const watcher = await c.agent();
@@ -66,7 +76,9 @@ async function resumedExactlyOnce(interrupted: string[]) {
   for (const runId of interrupted) {
     const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(1);
-    expect(await h.services.db.run.count({ where: { issueId: run.issueId, wakeReason: 'issue_tree_resumed' } })).toBe(1);
+    expect(await h.services.db.run.count({ where: { issueId: run.issueId, wakeReason: 'issue_tree_resumed' } })).toBe(
+      1,
+    );
   }
 }
 
@@ -87,10 +99,19 @@ test('the Temporal server restarts on its SQLite file: watchdogs and holds carry
   await server.stop();
   server = await startServer(port);
 
-  const released = await eventually('release after the restart', async () => {
-    const r = await h.request('POST', `/api/issues/${family.parent.id}/tree-holds/${family.holdId}/release`, c.token, {});
-    return r.status === 200 ? r : null;
-  }, 90_000);
+  const released = await eventually(
+    'release after the restart',
+    async () => {
+      const r = await h.request(
+        'POST',
+        `/api/issues/${family.parent.id}/tree-holds/${family.holdId}/release`,
+        c.token,
+        {},
+      );
+      return r.status === 200 ? r : null;
+    },
+    90_000,
+  );
   expect(released.body.resumed).toHaveLength(3);
   await resumedExactlyOnce(family.interrupted);
   expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' })).status).toBe(200);
@@ -108,7 +129,11 @@ test('PostgreSQL drops every connection at random moments: no worker dies, every
   admin.on('error', () => undefined); // its own backend is spared; a network error must not crash the test
   await admin.connect();
   const dbName = new URL(h.env.DATABASE_URL).pathname.slice(1);
-  const dropAll = () => admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
+  const dropAll = () =>
+    admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [dbName],
+    );
   const workersBefore = fleet.workers.map((w) => w.pid).sort();
   let dropping = true;
   const dropUntil = Date.now() + 30_000; // bounded even if the test times out
@@ -121,19 +146,36 @@ test('PostgreSQL drops every connection at random moments: no worker dies, every
   try {
     // the API answers 500 when its own connection is cut mid-request: callers retry, as the client does
     const retry = async <T>(what: string, call: () => Promise<{ status: number; body: T }>, ok: number) =>
-      eventually(what, async () => {
-        const r = await call().catch(() => null);
-        return r && (r.status === ok || r.status === 409) ? r : null;
-      }, 90_000);
-    const released = await retry('release', () => h.request('POST', `/api/issues/${family.parent.id}/tree-holds/${family.holdId}/release`, c.token, {}), 200);
+      eventually(
+        what,
+        async () => {
+          const r = await call().catch(() => null);
+          return r && (r.status === ok || r.status === 409) ? r : null;
+        },
+        90_000,
+      );
+    const released = await retry(
+      'release',
+      () => h.request('POST', `/api/issues/${family.parent.id}/tree-holds/${family.holdId}/release`, c.token, {}),
+      200,
+    );
     expect([200, 409]).toContain(released.status);
-    await retry('material change', () => h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' }), 200);
+    await retry(
+      'material change',
+      () => h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' }),
+      200,
+    );
   } finally {
     dropping = false;
     await dropper;
     await admin.end();
   }
-  await eventually('every owed resume', async () => (await h.services.db.resumeClaim.count({ where: { interruptedRunId: { in: family.interrupted } } })) === 2, 90_000);
+  await eventually(
+    'every owed resume',
+    async () =>
+      (await h.services.db.resumeClaim.count({ where: { interruptedRunId: { in: family.interrupted } } })) === 2,
+    90_000,
+  );
   await resumedExactlyOnce(family.interrupted);
   await eventually('a wake for the new stop', async () => (await watchdogWakes(watchdogId)).length === 2, 90_000);
   expect(await oneWakePerFingerprint(watchdogId)).toBe(2);
@@ -145,7 +187,9 @@ test('signals duplicated and reordered: one wake per fingerprint', async () => {
   const random = seededRandom(23);
   const c = await seedCompany(h);
   const { leaf, watchdogId } = await watchedStoppedTree(c);
-  const handle = h.services.client.workflow.getHandle(workflowId.taskWatchdog((await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdogId } })).issueId));
+  const handle = h.services.client.workflow.getHandle(
+    workflowId.taskWatchdog((await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdogId } })).issueId),
+  );
   const signals = Array.from({ length: 60 }, (_, i) => ({ watchdogId, reason: `change-${i % 20}` }));
   const shuffled = [...signals, ...signals].sort(() => random() - 0.5);
   await Promise.all(shuffled.map((s) => handle.signal(subtreeChangedSignal, s)));
@@ -154,9 +198,13 @@ test('signals duplicated and reordered: one wake per fingerprint', async () => {
   const lastSignalAt = Date.now();
   await eventually('a wake for the new stop', async () => (await watchdogWakes(watchdogId)).length === 2, 60_000);
   // every signal is processed (the query sees them all) and an evaluation of the same stop finished after the last
-  await eventually('an evaluation after the last signal, none pending', async () => {
-    const { pendingChanges, lastEvaluation } = await handle.query(watchdogStateQuery);
-    return pendingChanges === 0 && lastEvaluation !== null && Date.parse(lastEvaluation.evaluatedAt) > lastSignalAt;
-  }, 60_000);
+  await eventually(
+    'an evaluation after the last signal, none pending',
+    async () => {
+      const { pendingChanges, lastEvaluation } = await handle.query(watchdogStateQuery);
+      return pendingChanges === 0 && lastEvaluation !== null && Date.parse(lastEvaluation.evaluatedAt) > lastSignalAt;
+    },
+    60_000,
+  );
   expect(await oneWakePerFingerprint(watchdogId)).toBe(2);
 }, 300_000);

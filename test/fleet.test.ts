@@ -15,7 +15,14 @@ import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family'
 import { seededRandom } from './support/seeded-random';
 import { workerRunning } from '../testing/worker-fleet';
 import { ADMIN_TOKEN, eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
-import { historyOutline, processesOwnedBy, requireNamespaces, simulatedHost, type HostWorker, type SimulatedHost } from '../testing/simulated-hosts';
+import {
+  historyOutline,
+  processesOwnedBy,
+  requireNamespaces,
+  simulatedHost,
+  type HostWorker,
+  type SimulatedHost,
+} from '../testing/simulated-hosts';
 
 requireNamespaces();
 
@@ -25,7 +32,10 @@ let hostB: SimulatedHost;
 beforeAll(async () => {
   // the API and the database live here; every worker lives in a simulated host. A 2 s heartbeat
   // timeout let a starved live worker (load 15 on 2 cores) lose its run, so the run was no longer live.
-  h = await startHarness({ TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '5000', TREEWARDEN_STOP_GRACE_MS: '1000', TREEWARDEN_ORPHAN_SWEEP_MS: '600000' }, { inProcessWorker: false });
+  h = await startHarness(
+    { TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '5000', TREEWARDEN_STOP_GRACE_MS: '1000', TREEWARDEN_ORPHAN_SWEEP_MS: '600000' },
+    { inProcessWorker: false },
+  );
   hostA = await simulatedHost('host-a');
   hostB = await simulatedHost('host-b');
 });
@@ -58,17 +68,29 @@ async function liveRun(c: Company, title: string, options: { parentId?: string; 
   const marker = `/tmp/tw-fleet-prep-${randomBytes(6).toString('hex')}`;
   const agent = await c.agent(
     preparing
-      ? { type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 600 & wait`] } }
+      ? {
+          type: 'process',
+          command: 'true',
+          prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 600 & wait`] },
+        }
       : { type: 'process', command: 'sh', args: ['-c', STUBBORN_AGENT] },
   );
-  const issue = await c.issue({ title, assigneeAgentId: agent.id, ...(parentId ? { parentId, status: 'in_progress' } : {}) });
+  const issue = await c.issue({
+    title,
+    assigneeAgentId: agent.id,
+    ...(parentId ? { parentId, status: 'in_progress' } : {}),
+  });
   const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
   expect(wake.status).toBe(202);
   const runId = wake.body.runId as string;
-  const run = await eventually(`run ${title} has its processes`, async () => {
-    const row = await runRow(h, runId);
-    return row.ownerToken && processesOwnedBy(row.ownerToken).length >= (preparing ? 2 : 3) ? row : null;
-  }, SETTLE_MS);
+  const run = await eventually(
+    `run ${title} has its processes`,
+    async () => {
+      const row = await runRow(h, runId);
+      return row.ownerToken && processesOwnedBy(row.ownerToken).length >= (preparing ? 2 : 3) ? row : null;
+    },
+    SETTLE_MS,
+  );
   return { runId, issueId: issue.id, ownerToken: run.ownerToken!, hostId: run.hostId! };
 }
 
@@ -79,17 +101,25 @@ jest.setTimeout(5 * 60_000);
 /** Waits for the run to settle with a stop verdict; a timeout says where its workflow stands. */
 async function settledWithStopVerdict(runId: string) {
   try {
-    return await eventually(`run ${runId} settles with a stop verdict`, async () => {
-      const run = await runRow(h, runId);
-      return ['failed', 'cancelled'].includes(run.status) && (run.stopResult as { verdict?: string } | null)?.verdict ? run : null;
-    }, SETTLE_MS);
+    return await eventually(
+      `run ${runId} settles with a stop verdict`,
+      async () => {
+        const run = await runRow(h, runId);
+        return ['failed', 'cancelled'].includes(run.status) && (run.stopResult as { verdict?: string } | null)?.verdict
+          ? run
+          : null;
+      },
+      SETTLE_MS,
+    );
   } catch (error) {
-    throw new Error(`${String(error)}; its workflow:\n${await historyOutline(h.services.client, `agent-run:${runId}`)}`);
+    throw new Error(
+      `${String(error)}; its workflow:\n${await historyOutline(h.services.client, `agent-run:${runId}`)}`,
+    );
   }
 }
 
-
-const stopVerdict = async (runId: string) => ((await runRow(h, runId)).stopResult as { verdict?: string; host?: string } | null) ?? {};
+const stopVerdict = async (runId: string) =>
+  ((await runRow(h, runId)).stopResult as { verdict?: string; host?: string } | null) ?? {};
 
 describe('a fleet on two hosts', () => {
   let c: Company;
@@ -120,9 +150,17 @@ describe('a fleet on two hosts', () => {
     expect(view.body.verdict).toBe('live-running');
     expect(view.body.processTree).toMatchObject({ visible: true, host: workerA.hostId });
     // pids as host-a numbers them: the API's own /proc could not have produced this list
-    const onHost = processesOwnedBy(killedRun.ownerToken).map((p) => p.pidOnHost).sort((a, b) => a - b);
-    expect(view.body.processTree.processes.map((p: { pid: number }) => p.pid).sort((a: number, b: number) => a - b)).toEqual(onHost);
-    expect(onHost).not.toEqual(processesOwnedBy(killedRun.ownerToken).map((p) => p.pid).sort((a, b) => a - b));
+    const onHost = processesOwnedBy(killedRun.ownerToken)
+      .map((p) => p.pidOnHost)
+      .sort((a, b) => a - b);
+    expect(
+      view.body.processTree.processes.map((p: { pid: number }) => p.pid).sort((a: number, b: number) => a - b),
+    ).toEqual(onHost);
+    expect(onHost).not.toEqual(
+      processesOwnedBy(killedRun.ownerToken)
+        .map((p) => p.pid)
+        .sort((a, b) => a - b),
+    );
   });
 
   test('a worker SIGKILLed mid-run: the other host never reports the stop clean while its processes live', async () => {
@@ -133,7 +171,10 @@ describe('a fleet on two hosts', () => {
     expect(['stop-pending', 'pending']).toContain(stop.body.stop.verdict);
 
     for (const { runId, ownerToken } of [killedRun, stoppedRun]) {
-      expect((await settledWithStopVerdict(runId)).stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
+      expect((await settledWithStopVerdict(runId)).stopResult).toMatchObject({
+        verdict: 'stop-pending',
+        host: workerA.hostId,
+      });
       expect(processesOwnedBy(ownerToken).length).toBeGreaterThanOrEqual(3);
       const api = await h.request('GET', `/api/runs/${runId}`, c.token);
       expect(api.body.stopResult).toMatchObject({ verdict: 'stop-pending', host: workerA.hostId });
@@ -167,7 +208,10 @@ describe('a fleet on two hosts', () => {
     await hostB.killWorker(workerB);
     const stop = await h.request('POST', `/api/work/${run.runId}/stop`, c.token);
     expect(['stop-pending', 'pending']).toContain(stop.body.stop.verdict);
-    expect((await settledWithStopVerdict(run.runId)).stopResult).toMatchObject({ verdict: 'stop-pending', host: workerB.hostId });
+    expect((await settledWithStopVerdict(run.runId)).stopResult).toMatchObject({
+      verdict: 'stop-pending',
+      host: workerB.hostId,
+    });
     expect(processesOwnedBy(run.ownerToken).length).toBeGreaterThanOrEqual(3);
 
     expect((await h.request('POST', `/api/hosts/${workerB.hostId}/lost`, c.token)).status).toBe(403);
@@ -195,9 +239,23 @@ describe('two workers starting on one host', () => {
     // a failed run of this (the test's) host whose agent lives on, ignoring SIGTERM: both reapers see
     // it alive for the whole stop grace period
     const ownerToken = `orphan-${randomBytes(8).toString('hex')}`;
-    const orphan = spawn('sh', ['-c', 'trap "" TERM; sleep 600'], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, TREEWARDEN_OWNER_TOKEN: ownerToken } });
+    const orphan = spawn('sh', ['-c', 'trap "" TERM; sleep 600'], {
+      detached: true,
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH, TREEWARDEN_OWNER_TOKEN: ownerToken },
+    });
     const run = await h.services.db.run.create({
-      data: { companyId: c.companyId, issueId: issue.id, agentId: agent.id, wakeReason: 'test', status: 'failed', finishedAt: new Date(), hostId: h.services.hostId, ownerToken, processGroupId: orphan.pid! },
+      data: {
+        companyId: c.companyId,
+        issueId: issue.id,
+        agentId: agent.id,
+        wakeReason: 'test',
+        status: 'failed',
+        finishedAt: new Date(),
+        hostId: h.services.hostId,
+        ownerToken,
+        processGroupId: orphan.pid!,
+      },
     });
     await eventually('the orphan is alive', async () => processesOwnedBy(ownerToken).length === 2);
 
@@ -219,7 +277,8 @@ describe('a pause across runs on two hosts', () => {
     const parent = await c.issue({ title: 'a subtree on two hosts' });
     // matching spreads runs over the two hosts' pollers: wake until each host runs one (bounded)
     const runs: Awaited<ReturnType<typeof liveRun>>[] = [];
-    for (let i = 0; i < 10 && new Set(runs.map((r) => r.hostId)).size < 2; i++) runs.push(await liveRun(c, `step ${i}`, { parentId: parent.id, preparing: true }));
+    for (let i = 0; i < 10 && new Set(runs.map((r) => r.hostId)).size < 2; i++)
+      runs.push(await liveRun(c, `step ${i}`, { parentId: parent.id, preparing: true }));
     expect(new Set(runs.map((r) => r.hostId))).toEqual(new Set(workers.map((w) => w.hostId)));
 
     const pause = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
@@ -231,16 +290,31 @@ describe('a pause across runs on two hosts', () => {
       expect(processesOwnedBy(run.ownerToken)).toEqual([]);
       // verified where the processes live: the stop ran on the run's own host queue
       const history = await h.services.client.workflow.getHandle(`agent-run:${run.runId}`).fetchHistory();
-      const stopQueues = (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'stopProcessGroup' ? [e.activityTaskScheduledEventAttributes.taskQueue?.name] : []));
+      const stopQueues = (history.events ?? []).flatMap((e) =>
+        e.activityTaskScheduledEventAttributes?.activityType?.name === 'stopProcessGroup'
+          ? [e.activityTaskScheduledEventAttributes.taskQueue?.name]
+          : [],
+      );
       expect(stopQueues).toEqual([hostQueue(h.env.TREEWARDEN_TASK_QUEUE, run.hostId)]);
     }
 
-    const release = await h.request('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, c.token, {});
+    const release = await h.request(
+      'POST',
+      `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`,
+      c.token,
+      {},
+    );
     expect(release.status).toBe(200);
-    expect(release.body.resumed.map((r: { issueId: string }) => r.issueId).sort()).toEqual(runs.map((r) => r.issueId).sort());
-    expect((await h.request('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, c.token, {})).status).toBe(409);
+    expect(release.body.resumed.map((r: { issueId: string }) => r.issueId).sort()).toEqual(
+      runs.map((r) => r.issueId).sort(),
+    );
+    expect(
+      (await h.request('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, c.token, {})).status,
+    ).toBe(409);
     for (const run of runs) {
-      const resumed = await h.services.db.run.findMany({ where: { issueId: run.issueId, wakeReason: 'issue_tree_resumed' } });
+      const resumed = await h.services.db.run.findMany({
+        where: { issueId: run.issueId, wakeReason: 'issue_tree_resumed' },
+      });
       expect(resumed).toHaveLength(1);
       expect((await settled(h, resumed[0].id, SETTLE_MS)).status).toBe('succeeded');
     }
@@ -257,7 +331,9 @@ describe('release worker-kill trials across two hosts', () => {
     for (let trial = 0; trial < 5; trial++) {
       const { parent, holdId, interrupted, childIds } = await pausedFamily(h, c, 4);
       let answered = false;
-      const releasing = h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {}).finally(() => (answered = true));
+      const releasing = h
+        .request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {})
+        .finally(() => (answered = true));
       // the worker running the fan-out, on whichever host, dies mid-activity; its host gets a new one
       let identity: string | null = null;
       while (!identity && !answered) {
@@ -267,7 +343,11 @@ describe('release worker-kill trials across two hosts', () => {
       const victim = [...liveWorkers.entries()].find(([w]) => w.identity === identity);
       if (victim) {
         await sleep(Math.floor(random() * 150));
-        if ((await workerRunning(h.services.client, workflowId.treeHold(holdId), 'releaseHold').catch(() => null)) === identity) landed++;
+        if (
+          (await workerRunning(h.services.client, workflowId.treeHold(holdId), 'releaseHold').catch(() => null)) ===
+          identity
+        )
+          landed++;
         await victim[1].killWorker(victim[0]);
       }
       await expectResumedExactlyOnce(h, await releasing, { childIds, interrupted });

@@ -56,7 +56,9 @@ async function gatedRun(name: string, { ignoreSigterm = false } = {}) {
 
 /** Waits until the run's command is running under `worker`'s executeRun. */
 async function runningOn(run: Awaited<ReturnType<typeof gatedRun>>, worker: WorkerProcess) {
-  const identity = await eventually('executeRun started', () => workerRunning(h.services.client, workflowId.agentRun(run.runId), 'executeRun'));
+  const identity = await eventually('executeRun started', () =>
+    workerRunning(h.services.client, workflowId.agentRun(run.runId), 'executeRun'),
+  );
   expect(identity).toBe(worker.identity);
   await eventually('the command started', async () => run.lines().includes('started'));
 }
@@ -66,14 +68,42 @@ async function activityAttempts(run: Awaited<ReturnType<typeof gatedRun>>) {
   const events = (await run.handle.fetchHistory()).events ?? [];
   const scheduled = new Map<string, string>(); // scheduled event id → activity type
   for (const e of events) {
-    if (e.activityTaskScheduledEventAttributes) scheduled.set(String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
+    if (e.activityTaskScheduledEventAttributes)
+      scheduled.set(String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
   }
   const typeOf = (scheduledEventId: unknown) => scheduled.get(String(scheduledEventId)) ?? '';
   return {
     scheduled: (type: string) => [...scheduled.values()].filter((t) => t === type).length,
-    started: events.flatMap((e) => (e.activityTaskStartedEventAttributes ? [{ type: typeOf(e.activityTaskStartedEventAttributes.scheduledEventId), ...e.activityTaskStartedEventAttributes }] : [])),
-    completed: events.flatMap((e) => (e.activityTaskCompletedEventAttributes ? [{ type: typeOf(e.activityTaskCompletedEventAttributes.scheduledEventId), ...e.activityTaskCompletedEventAttributes }] : [])),
-    failed: events.flatMap((e) => (e.activityTaskFailedEventAttributes ? [{ type: typeOf(e.activityTaskFailedEventAttributes.scheduledEventId), ...e.activityTaskFailedEventAttributes }] : [])),
+    started: events.flatMap((e) =>
+      e.activityTaskStartedEventAttributes
+        ? [
+            {
+              type: typeOf(e.activityTaskStartedEventAttributes.scheduledEventId),
+              ...e.activityTaskStartedEventAttributes,
+            },
+          ]
+        : [],
+    ),
+    completed: events.flatMap((e) =>
+      e.activityTaskCompletedEventAttributes
+        ? [
+            {
+              type: typeOf(e.activityTaskCompletedEventAttributes.scheduledEventId),
+              ...e.activityTaskCompletedEventAttributes,
+            },
+          ]
+        : [],
+    ),
+    failed: events.flatMap((e) =>
+      e.activityTaskFailedEventAttributes
+        ? [
+            {
+              type: typeOf(e.activityTaskFailedEventAttributes.scheduledEventId),
+              ...e.activityTaskFailedEventAttributes,
+            },
+          ]
+        : [],
+    ),
   };
 }
 
@@ -106,7 +136,9 @@ test('SIGTERM mid-activity drains: the in-flight activity finishes on the draini
 
   // the draining worker completed the activity itself, on its first attempt
   const drained = await activityAttempts(run);
-  expect(drained.started.filter((a) => a.type === 'executeRun').map((a) => ({ identity: a.identity, attempt: a.attempt }))).toEqual([{ identity: draining.identity, attempt: 1 }]);
+  expect(
+    drained.started.filter((a) => a.type === 'executeRun').map((a) => ({ identity: a.identity, attempt: a.attempt })),
+  ).toEqual([{ identity: draining.identity, attempt: 1 }]);
   expect(drained.completed.filter((a) => a.type === 'executeRun').map((a) => a.identity)).toEqual([draining.identity]);
   expect(drained.failed).toEqual([]);
 
@@ -118,14 +150,24 @@ test('SIGTERM mid-activity drains: the in-flight activity finishes on the draini
   expect(run.lines()).toEqual(['started', 'finished']);
   const history = await activityAttempts(run);
   expect(history.scheduled('executeRun')).toBe(1);
-  expect(history.completed.filter((a) => a.type === 'finishRun').map((a) => a.identity)).toEqual([replacement.identity]);
+  expect(history.completed.filter((a) => a.type === 'finishRun').map((a) => a.identity)).toEqual([
+    replacement.identity,
+  ]);
   expect(ownedProcesses(settled)).toEqual([]);
 });
 
 test.each([
-  { ignoreSigterm: false, title: 'an activity longer than the grace period is cancelled at the deadline: the worker exits 0 and the run settles once on another worker, never re-run' },
+  {
+    ignoreSigterm: false,
+    title:
+      'an activity longer than the grace period is cancelled at the deadline: the worker exits 0 and the run settles once on another worker, never re-run',
+  },
   // without the SIGKILL after the stop grace (activities/supervised-process.ts) this worker never exits
-  { ignoreSigterm: true, title: 'a command that ignores SIGTERM cannot hold the drain open: killed after the stop grace, the worker exits 0 and the run settles once on another worker' },
+  {
+    ignoreSigterm: true,
+    title:
+      'a command that ignores SIGTERM cannot hold the drain open: killed after the stop grace, the worker exits 0 and the run settles once on another worker',
+  },
 ])('$title', async ({ ignoreSigterm }) => {
   const draining = await fleet.start({ TREEWARDEN_SHUTDOWN_GRACE_MS: '1500' });
   // the gate is never opened: the command outlives any grace
@@ -137,8 +179,14 @@ test.each([
   // cancelled at the deadline on the draining worker, which stopped the command before it exited:
   // its process (the group leader) is gone before any other worker could act on the failure
   const cancelled = await activityAttempts(run);
-  expect(cancelled.started.filter((a) => a.type === 'executeRun').map((a) => ({ identity: a.identity, attempt: a.attempt }))).toEqual([{ identity: draining.identity, attempt: 1 }]);
-  expect(cancelled.failed.filter((a) => a.type === 'executeRun').map((a) => ({ identity: a.identity, type: a.failure?.applicationFailureInfo?.type }))).toEqual([{ identity: draining.identity, type: 'WorkerShutdown' }]);
+  expect(
+    cancelled.started.filter((a) => a.type === 'executeRun').map((a) => ({ identity: a.identity, attempt: a.attempt })),
+  ).toEqual([{ identity: draining.identity, attempt: 1 }]);
+  expect(
+    cancelled.failed
+      .filter((a) => a.type === 'executeRun')
+      .map((a) => ({ identity: a.identity, type: a.failure?.applicationFailureInfo?.type })),
+  ).toEqual([{ identity: draining.identity, type: 'WorkerShutdown' }]);
   expect(isAlive((await runRow(h, run.runId)).processGroupId!)).toBe(false);
 
   // executeRun is never retried (an agent's command is not idempotent): another worker verifies
@@ -152,9 +200,15 @@ test.each([
   expect(ownedProcesses(settled)).toEqual([]);
   const history = await activityAttempts(run);
   expect(history.scheduled('executeRun')).toBe(1);
-  expect(history.completed.filter((a) => a.type === 'stopProcessGroup').map((a) => a.identity)).toEqual([replacement.identity]);
-  expect(history.completed.filter((a) => a.type === 'finishRun').map((a) => a.identity)).toEqual([replacement.identity]);
-  const terminal = await h.services.db.activityLog.findMany({ where: { entityId: run.runId, action: { in: ['run.succeeded', 'run.failed', 'run.cancelled'] } } });
+  expect(history.completed.filter((a) => a.type === 'stopProcessGroup').map((a) => a.identity)).toEqual([
+    replacement.identity,
+  ]);
+  expect(history.completed.filter((a) => a.type === 'finishRun').map((a) => a.identity)).toEqual([
+    replacement.identity,
+  ]);
+  const terminal = await h.services.db.activityLog.findMany({
+    where: { entityId: run.runId, action: { in: ['run.succeeded', 'run.failed', 'run.cancelled'] } },
+  });
   expect(terminal.map((e) => e.action)).toEqual(['run.failed']);
   expect(run.lines()).toEqual(['started']); // ran once, and was stopped before its end
 });

@@ -36,7 +36,9 @@ test('watchdog: a stopped subtree wakes the agent once, removal completes the wo
 
 test('hold: the pause stops the run, the release resumes it once', async () => {
   const c = await seedCompany(h);
-  const { holdWorkflowId, stoppedRunWorkflowId, resumedRunWorkflowId } = await holdInterruptsRun(h, c, { release: true });
+  const { holdWorkflowId, stoppedRunWorkflowId, resumedRunWorkflowId } = await holdInterruptsRun(h, c, {
+    release: true,
+  });
   expect(await failedWorkflowTasks([holdWorkflowId, stoppedRunWorkflowId, resumedRunWorkflowId!])).toEqual([]);
 });
 

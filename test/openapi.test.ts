@@ -19,14 +19,19 @@ beforeAll(async () => {
 afterAll(async () => h?.close());
 
 type Operation = {
-  summary?: string; parameters?: unknown[]; responses?: Record<string,
-  { content?: Record<string, { schema: unknown }> }>,
+  summary?: string;
+  parameters?: unknown[];
+  responses?: Record<string, { content?: Record<string, { schema: unknown }> }>;
 };
 type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
 const served = async (): Promise<Document> => (await fetch(`${h.apiUrl}/api/openapi.json`)).json() as Promise<Document>;
 const HTTP_METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const operationsOf = (document: Document) =>
-  Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).filter((m) => HTTP_METHODS.includes(m)).map((m) => `${m.toUpperCase()} ${path}`));
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((m) => HTTP_METHODS.includes(m))
+      .map((m) => `${m.toUpperCase()} ${path}`),
+  );
 
 test('the document is served without a token, validates as OpenAPI 3.0 and lists every route of the server', async () => {
   const document = await served();
@@ -37,7 +42,9 @@ test('the document is served without a token, validates as OpenAPI 3.0 and lists
   const app = buildApi(h.services);
   const routes: string[] = [];
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) if (method !== 'HEAD' && (route.url.startsWith('/api/') || route.url === '/healthz')) routes.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`);
+    for (const method of [route.method].flat())
+      if (method !== 'HEAD' && (route.url.startsWith('/api/') || route.url === '/healthz'))
+        routes.push(`${method} ${route.url.replace(/:(\w+)/g, '{$1}')}`);
   });
   await app.ready();
   await app.close();
@@ -52,9 +59,14 @@ test('the document is served without a token, validates as OpenAPI 3.0 and lists
     for (const method of HTTP_METHODS) {
       const operation = item[method];
       if (!operation) continue;
-      expect({ operation: `${method} ${path}`, summary: typeof operation.summary }).toEqual({ operation: `${method} ${path}`, summary: 'string' });
+      expect({ operation: `${method} ${path}`, summary: typeof operation.summary }).toEqual({
+        operation: `${method} ${path}`,
+        summary: 'string',
+      });
       const names = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-      const declared = (operation.parameters ?? []).filter((p) => (p as { in: string }).in === 'path').map((p) => (p as { name: string }).name);
+      const declared = (operation.parameters ?? [])
+        .filter((p) => (p as { in: string }).in === 'path')
+        .map((p) => (p as { name: string }).name);
       expect(declared.sort()).toEqual(names.sort());
       // and every answer is described: its successes, and the error body of a refusal or failure
       const responses = operation.responses ?? {};
@@ -72,7 +84,8 @@ test('the document is served without a token, validates as OpenAPI 3.0 and lists
       }
       const errorBody = { $ref: '#/components/schemas/ErrorBody' };
       if (path !== '/healthz') {
-        for (const status of ['4XX', '5XX']) expect(responses[status].content?.['application/json'].schema).toEqual(errorBody);
+        for (const status of ['4XX', '5XX'])
+          expect(responses[status].content?.['application/json'].schema).toEqual(errorBody);
       }
     }
   }
@@ -80,7 +93,13 @@ test('the document is served without a token, validates as OpenAPI 3.0 and lists
 
 test('the route schema is the validation: what the document forbids is a 400 naming the field, and nothing is written', async () => {
   const document = await served();
-  const body = (document.paths['/api/companies'].post as unknown as { requestBody: { content: { 'application/json': { schema: { additionalProperties: boolean; required: string[] } } } } }).requestBody.content['application/json'].schema;
+  const body = (
+    document.paths['/api/companies'].post as unknown as {
+      requestBody: {
+        content: { 'application/json': { schema: { additionalProperties: boolean; required: string[] } } };
+      };
+    }
+  ).requestBody.content['application/json'].schema;
   expect(body).toMatchObject({ additionalProperties: false, required: ['name'] });
   const before = await h.services.db.company.count();
   const extra = await h.request('POST', '/api/companies', ADMIN_TOKEN, { name: 'Acme', plan: 'gold' });
@@ -165,5 +184,10 @@ test('every client method calls a documented operation, and every operation but 
     expect({ call, documented: match.length }).toEqual({ call, documented: 1 });
     covered.add(match[0].operation);
   }
-  expect(matchers.map((m) => m.operation).filter((o) => !covered.has(o)).sort()).toEqual(['GET /api/runs/{id}/inspect', 'GET /healthz']);
+  expect(
+    matchers
+      .map((m) => m.operation)
+      .filter((o) => !covered.has(o))
+      .sort(),
+  ).toEqual(['GET /api/runs/{id}/inspect', 'GET /healthz']);
 });

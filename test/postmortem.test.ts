@@ -25,22 +25,32 @@ afterAll(async () => {
   await h?.close();
 });
 
-
-const seconds = (run: { startedAt: Date | null; finishedAt: Date | null }) => (run.finishedAt!.getTime() - run.startedAt!.getTime()) / 1000;
+const seconds = (run: { startedAt: Date | null; finishedAt: Date | null }) =>
+  (run.finishedAt!.getTime() - run.startedAt!.getTime()) / 1000;
 
 test('a scripted tree gives the expected postmortem, through the API and on /metrics', async () => {
   const c = await seedCompany(h);
   const root = await c.issue({ title: 'postmortem root' });
   async function runOnce(script: string, opts: { stop?: (runId: string) => Promise<void> } = {}) {
     const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script] });
-    const issue = await c.issue({ title: `leaf ${script.slice(0, 20)}`, parentId: root.id, assigneeAgentId: agent.id, status: 'in_progress' });
+    const issue = await c.issue({
+      title: `leaf ${script.slice(0, 20)}`,
+      parentId: root.id,
+      assigneeAgentId: agent.id,
+      status: 'in_progress',
+    });
     const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
     expect(wake.status).toBe(202);
     await opts.stop?.(wake.body.runId);
     return { issueId: issue.id, run: await settled(h, wake.body.runId) };
   }
   const stopWhenRunning = async (runId: string) => {
-    await eventually('mid-command', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).adapterEntered && existsSync(runFiles(runId, null).journal));
+    await eventually(
+      'mid-command',
+      async () =>
+        (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).adapterEntered &&
+        existsSync(runFiles(runId, null).journal),
+    );
     expect((await h.request('POST', `/api/work/${runId}/stop`, c.token, {})).status).toBe(200);
   };
 
@@ -50,42 +60,68 @@ test('a scripted tree gives the expected postmortem, through the API and on /met
   const overflow = await runOnce('echo \'{"reason":"context_overflow"}\' > "$TREEWARDEN_OUTCOME_FILE"; exit 1');
   // silent for longer than the threshold, then a journal pulse: the suspicious grade was wrong
   const falseStale = await runOnce('sleep 3; echo pulse >> "$TREEWARDEN_JOURNAL_FILE"; sleep 1; exit 0');
-  expect(await h.services.db.finding.count({ where: { runId: falseStale.run.id, verdict: 'silent-running' } })).toBeGreaterThanOrEqual(1);
+  expect(
+    await h.services.db.finding.count({ where: { runId: falseStale.run.id, verdict: 'silent-running' } }),
+  ).toBeGreaterThanOrEqual(1);
   // a monitor, orphaned when its owner is stopped
   let monitorId = '';
   const monitored = await runOnce('echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait', {
     stop: async (runId) => {
       await eventually('mid-command', async () => existsSync(runFiles(runId, null).journal));
-      const monitor = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'monitor', command: 'sleep', args: ['600'] });
+      const monitor = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, {
+        kind: 'monitor',
+        command: 'sleep',
+        args: ['600'],
+      });
       expect(monitor.status).toBe(201);
       monitorId = monitor.body.id;
       await stopWhenRunning(runId);
     },
   });
-  await eventually('the monitor stopped with its owner', async () => (await h.services.db.job.findUniqueOrThrow({ where: { id: monitorId } })).status === 'stopped');
+  await eventually(
+    'the monitor stopped with its owner',
+    async () => (await h.services.db.job.findUniqueOrThrow({ where: { id: monitorId } })).status === 'stopped',
+  );
   // a child that left the group and ignores SIGTERM: the stop is stop-partial
-  const partial = await runOnce(`setsid sh -c 'trap "" TERM; echo x; sleep 600' & echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait`, { stop: stopWhenRunning });
-  const partialFinding = await eventually('the stop-partial finding', () => h.services.db.finding.findFirst({ where: { runId: partial.run.id, verdict: 'stop-partial' } }));
+  const partial = await runOnce(
+    `setsid sh -c 'trap "" TERM; echo x; sleep 600' & echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait`,
+    { stop: stopWhenRunning },
+  );
+  const partialFinding = await eventually('the stop-partial finding', () =>
+    h.services.db.finding.findFirst({ where: { runId: partial.run.id, verdict: 'stop-partial' } }),
+  );
   const detached = (partialFinding.details as { survivors: number[] }).survivors.length;
   expect(detached).toBeGreaterThanOrEqual(1);
 
   // a stopped verdict, then the next run in the subtree restores the live path
   const watcher = await c.agent();
   const watchdog = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
-  const review = await eventually('the review run', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));
+  const review = await eventually('the review run', () =>
+    h.services.db.run.findFirst({ where: { agentId: watcher.id } }),
+  );
   const reviewRun = await settled(h, review.id);
   expect((await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token)).status).toBe(200);
-  const verdict = await h.services.db.activityLog.findFirstOrThrow({ where: { action: 'issue.task_watchdog_triggered', details: { path: ['watchdogId'], equals: watchdog.body.id } } });
+  const verdict = await h.services.db.activityLog.findFirstOrThrow({
+    where: { action: 'issue.task_watchdog_triggered', details: { path: ['watchdogId'], equals: watchdog.body.id } },
+  });
   const recovery = await runOnce('exit 0');
   const recoverySeconds = (recovery.run.startedAt!.getTime() - verdict.createdAt.getTime()) / 1000;
 
-  const productive = [succeeded.run, inspected.run, overflow.run, falseStale.run, reviewRun, recovery.run].reduce((sum, r) => sum + seconds(r), 0);
+  const productive = [succeeded.run, inspected.run, overflow.run, falseStale.run, reviewRun, recovery.run].reduce(
+    (sum, r) => sum + seconds(r),
+    0,
+  );
   const response = await h.request('GET', `/api/issues/${root.id}/postmortem`, c.token);
   expect(response.status).toBe(200);
   const p = response.body;
   expect(p.productiveTime).toMatchObject({ unit: 'seconds', counts: expect.stringContaining('succeeded') });
   expect(p.productiveTime.value).toBeCloseTo(productive, 2);
-  expect(p.watchdogRecoveryTime).toMatchObject({ recovered: 1, stillStopped: 0, p50: { unit: 'seconds' }, max: { unit: 'seconds' } });
+  expect(p.watchdogRecoveryTime).toMatchObject({
+    recovered: 1,
+    stillStopped: 0,
+    p50: { unit: 'seconds' },
+    max: { unit: 'seconds' },
+  });
   expect(p.watchdogRecoveryTime.p50.value).toBeCloseTo(recoverySeconds, 2);
   expect(p.watchdogRecoveryTime.max.value).toBeCloseTo(recoverySeconds, 2);
   expect(p.falseStaleCount.value).toBe(1);
@@ -93,7 +129,14 @@ test('a scripted tree gives the expected postmortem, through the API and on /met
   expect(p.contextOverflows.value).toBe(1);
   expect(p.detachedProcessCount.value).toBe(detached);
   expect(p.window).toMatchObject({ from: expect.any(String), to: expect.any(String), description: expect.any(String) });
-  for (const figure of [p.productiveTime, p.falseStaleCount, p.orphanMonitorCount, p.contextOverflows, p.detachedProcessCount]) expect(figure.counts.length).toBeGreaterThan(10);
+  for (const figure of [
+    p.productiveTime,
+    p.falseStaleCount,
+    p.orphanMonitorCount,
+    p.contextOverflows,
+    p.detachedProcessCount,
+  ])
+    expect(figure.counts.length).toBeGreaterThan(10);
   expect((await h.request('GET', `/api/runs/${overflow.run.id}`, c.token)).body.endReason).toBe('context_overflow');
   expect(monitored.run.status).toBe('cancelled');
 
@@ -108,7 +151,8 @@ test('a scripted tree gives the expected postmortem, through the API and on /met
     const scraped = await registry.metrics();
     return /^treewarden_postmortem_false_stale \d/m.test(scraped) ? scraped : null;
   });
-  const metric = (line: string) => Number(new RegExp(`^${line.replace(/[{}".]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
+  const metric = (line: string) =>
+    Number(new RegExp(`^${line.replace(/[{}".]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
   expect(metric('treewarden_postmortem_false_stale')).toBe(1);
   expect(metric('treewarden_postmortem_orphan_monitors')).toBe(1);
   expect(metric('treewarden_postmortem_context_overflows')).toBe(1);

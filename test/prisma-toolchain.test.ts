@@ -98,7 +98,10 @@ test('migrate diff: replaying prisma/migrations gives exactly prisma/schema.pris
   expect(output(run)).toContain('No difference detected');
   expect(run.code).toBe(0);
   // adapter-pg workaround 3: the replay ran in a temporary shadow database, which is gone, ...
-  const leftovers = await sql(server!.adminUrl, "SELECT 1 FROM pg_database WHERE datname LIKE 'prisma_migrate_shadow_db_%'");
+  const leftovers = await sql(
+    server!.adminUrl,
+    "SELECT 1 FROM pg_database WHERE datname LIKE 'prisma_migrate_shadow_db_%'",
+  );
   expect(leftovers).toEqual([]);
   // ... and was not the main database (3b).
   expect(await sql(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).toEqual([]);
@@ -161,7 +164,10 @@ test('a migration runs as one script: ";" inside comments and strings is fine, a
   expect(run.code).not.toBe(0);
 
   expect(await sql(url, 'SELECT "v" FROM "toolchain_probe"')).toEqual([{ v: 'a;b' }]);
-  const columns = await sql(url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'toolchain_probe'");
+  const columns = await sql(
+    url,
+    "SELECT column_name FROM information_schema.columns WHERE table_name = 'toolchain_probe'",
+  );
   expect(columns).toEqual([{ column_name: 'v' }]); // the ALTER before the failing statement was rolled back
   const history = await sql(
     url,

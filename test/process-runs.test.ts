@@ -24,9 +24,26 @@ async function wakeAndSettle(token: string, issueId: string) {
 
 test('a process run that exits 0 succeeds and sees its run environment', async () => {
   const c = await seedCompany(h);
-  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', 'test -n "$TREEWARDEN_RUN_TOKEN" && test "$TREEWARDEN_ISSUE_ID" = "$EXPECT" && test -f "$TREEWARDEN_CONTEXT_FILE"'], env: {} });
+  const agent = await c.agent({
+    type: 'process',
+    command: 'sh',
+    args: [
+      '-c',
+      'test -n "$TREEWARDEN_RUN_TOKEN" && test "$TREEWARDEN_ISSUE_ID" = "$EXPECT" && test -f "$TREEWARDEN_CONTEXT_FILE"',
+    ],
+    env: {},
+  });
   const issue = await c.issue({ title: 'env check', assigneeAgentId: agent.id });
-  await h.request('PATCH', `/api/agents/${agent.id}`, c.token, { adapter: { type: 'process', command: 'sh', args: ['-c', `test -n "$TREEWARDEN_RUN_TOKEN" && test "$TREEWARDEN_ISSUE_ID" = "${issue.id}" && test -f "$TREEWARDEN_CONTEXT_FILE"`] } });
+  await h.request('PATCH', `/api/agents/${agent.id}`, c.token, {
+    adapter: {
+      type: 'process',
+      command: 'sh',
+      args: [
+        '-c',
+        `test -n "$TREEWARDEN_RUN_TOKEN" && test "$TREEWARDEN_ISSUE_ID" = "${issue.id}" && test -f "$TREEWARDEN_CONTEXT_FILE"`,
+      ],
+    },
+  });
   const run = await wakeAndSettle(c.token, issue.id);
   expect(run).toMatchObject({ status: 'succeeded', issueId: issue.id, agentId: agent.id, wakeReason: 'manual_wake' });
   expect(run.exitCode).toBe(0);
@@ -42,7 +59,8 @@ test('a process run that exits non-zero fails', async () => {
 
 test('a run can call back with its token while it runs; the token dies with the run', async () => {
   const c = await seedCompany(h);
-  const script = 'curl -sf -X POST -H "authorization: Bearer $TREEWARDEN_RUN_TOKEN" -H "content-type: application/json" -d \'{"body":"hello from the run"}\' "$TREEWARDEN_API_URL/api/issues/$TREEWARDEN_ISSUE_ID/comments" > /dev/null && echo "$TREEWARDEN_RUN_TOKEN" > "$OUT"';
+  const script =
+    'curl -sf -X POST -H "authorization: Bearer $TREEWARDEN_RUN_TOKEN" -H "content-type: application/json" -d \'{"body":"hello from the run"}\' "$TREEWARDEN_API_URL/api/issues/$TREEWARDEN_ISSUE_ID/comments" > /dev/null && echo "$TREEWARDEN_RUN_TOKEN" > "$OUT"';
   const out = `/tmp/tw-token-${Date.now()}`;
   const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script], env: { OUT: out } });
   const issue = await c.issue({ title: 'callback', assigneeAgentId: agent.id });

@@ -20,7 +20,10 @@ function recordedHistories() {
     });
 }
 
-async function replay(bundle: Awaited<ReturnType<typeof workflowBundle>>, histories: ReturnType<typeof recordedHistories>): Promise<ReplayResult[]> {
+async function replay(
+  bundle: Awaited<ReturnType<typeof workflowBundle>>,
+  histories: ReturnType<typeof recordedHistories>,
+): Promise<ReplayResult[]> {
   const results: ReplayResult[] = [];
   for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories)) results.push(result);
   return results;
@@ -35,7 +38,9 @@ test('the recordings cover every workflow type the worker serves', async () => {
 
 test('every recorded history replays against the current workflow code', async () => {
   const results = await replay(await workflowBundle(), histories);
-  expect(results.map((r) => [r.workflowId, r.error?.message ?? 'ok'])).toEqual(histories.map((h) => [h.workflowId, 'ok']));
+  expect(results.map((r) => [r.workflowId, r.error?.message ?? 'ok'])).toEqual(
+    histories.map((h) => [h.workflowId, 'ok']),
+  );
 });
 
 test('an unpatched reordering of activity calls fails the replay with a determinism violation', async () => {
@@ -48,6 +53,8 @@ test('an unpatched reordering of activity calls fails the replay with a determin
   expect(results).toHaveLength(runs.length);
   for (const result of results) {
     expect(result.error).toBeInstanceOf(DeterminismViolationError);
-    expect(result.error?.message).toMatch(/Activity type of scheduled event 'beginRun' does not match activity type of activity command 'executeRun'/);
+    expect(result.error?.message).toMatch(
+      /Activity type of scheduled event 'beginRun' does not match activity type of activity command 'executeRun'/,
+    );
   }
 });

@@ -14,14 +14,24 @@ beforeAll(async () => {
   h = await startHarness({}, { inProcessWorker: false });
   fleet = workerFleet(h);
   // the worker's environment: the service's secrets, one variable configured to pass, one not
-  await fleet.start({ TREEWARDEN_RUN_ENV_PASSTHROUGH: 'TW_TEST_PASSED', TW_TEST_PASSED: 'passed', TW_TEST_UNLISTED: 'unlisted' });
+  await fleet.start({
+    TREEWARDEN_RUN_ENV_PASSTHROUGH: 'TW_TEST_PASSED',
+    TW_TEST_PASSED: 'passed',
+    TW_TEST_UNLISTED: 'unlisted',
+  });
 });
 afterAll(async () => {
   await fleet?.close();
   await h?.close();
 });
 
-const parseEnv = (text: string) => Object.fromEntries(text.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const parseEnv = (text: string) =>
+  Object.fromEntries(
+    text
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 
 test('a process run and its shell job see neither secret, and the admin API refuses the run', async () => {
   expect(h.env.DATABASE_URL).toBeTruthy();
@@ -39,7 +49,12 @@ test('a process run and its shell job see neither secret, and the admin API refu
     `for i in $(seq 100); do test -s ${out}/job.env && exit 0; sleep 0.1; done; exit 1`,
   ].join('\n');
   const c = await seedCompany(h);
-  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script], env: { AGENT_SETTING: 'from-adapter' } });
+  const agent = await c.agent({
+    type: 'process',
+    command: 'sh',
+    args: ['-c', script],
+    env: { AGENT_SETTING: 'from-adapter' },
+  });
   const issue = await c.issue({ title: 'dump the environment', assigneeAgentId: agent.id });
   const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
   expect(wake.status).toBe(202);

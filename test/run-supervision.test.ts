@@ -47,7 +47,12 @@ function shellCommand(shell: string, line: string, env: Record<string, string>) 
 /** A company, an agent running `script` under sh, an issue assigned to it, and its first run. */
 async function startRun(script: string, options: { cwd?: string; c?: Company; issueId?: string } = {}) {
   const c = options.c ?? (await seedCompany(h));
-  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script], ...(options.cwd ? { cwd: options.cwd } : {}) });
+  const agent = await c.agent({
+    type: 'process',
+    command: 'sh',
+    args: ['-c', script],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
   const issueId = options.issueId ?? (await c.issue({ title: 'supervised', assigneeAgentId: agent.id })).id;
   if (options.issueId) await h.request('PATCH', `/api/issues/${issueId}`, c.token, { assigneeAgentId: agent.id });
   const wake = await h.request('POST', `/api/issues/${issueId}/wake`, c.token, {});
@@ -55,7 +60,8 @@ async function startRun(script: string, options: { cwd?: string; c?: Company; is
   return { c, issueId, runId: wake.body.runId as string };
 }
 
-const running = (runId: string) => eventually('run has its process group', async () => (await runRow(h, runId)).processGroupId !== null);
+const running = (runId: string) =>
+  eventually('run has its process group', async () => (await runRow(h, runId)).processGroupId !== null);
 /** Resolves once a supervision tick has graded the run at least `ms` after its start (the tick writes its lease). */
 const gradedAfter = (runId: string, ms: number) =>
   eventually(`a supervision tick ${ms} ms into run ${runId}`, async () => {
@@ -77,7 +83,8 @@ const aliveOwnedBy = async (runId: string) => {
 
 describe('liveness', () => {
   test('a run with empty output that keeps calling the API is live, not silent', async () => {
-    const post = 'curl -sf -X POST -H "authorization: Bearer $TREEWARDEN_RUN_TOKEN" -H "content-type: application/json" -d \'{"body":"working"}\' "$TREEWARDEN_API_URL/api/issues/$TREEWARDEN_ISSUE_ID/comments" > /dev/null';
+    const post =
+      'curl -sf -X POST -H "authorization: Bearer $TREEWARDEN_RUN_TOKEN" -H "content-type: application/json" -d \'{"body":"working"}\' "$TREEWARDEN_API_URL/api/issues/$TREEWARDEN_ISSUE_ID/comments" > /dev/null';
     const { c, runId } = await startRun(`for i in $(seq 40); do ${post}; sleep 0.25; done`);
     await running(runId);
     await gradedAfter(runId, 3500); // past the critical threshold
@@ -89,7 +96,9 @@ describe('liveness', () => {
   });
 
   test('a run pulsing its progress journal is live, not silent', async () => {
-    const { c, runId } = await startRun('for i in $(seq 40); do echo step >> "$TREEWARDEN_JOURNAL_FILE"; sleep 0.25; done');
+    const { c, runId } = await startRun(
+      'for i in $(seq 40); do echo step >> "$TREEWARDEN_JOURNAL_FILE"; sleep 0.25; done',
+    );
     await running(runId);
     await gradedAfter(runId, 3500);
     await supervisionTicks(runId, 1);
@@ -142,7 +151,10 @@ describe('verified stops', () => {
     expect(partial).toHaveLength(1);
     expect((await settled(h, runId)).status).toBe('cancelled');
     const run = await h.request('GET', `/api/runs/${runId}`, c.token);
-    expect(run.body.stopResult.attempts.map((a: { verdict: string }) => a.verdict)).toEqual(['stop-partial', 'terminal-clean']);
+    expect(run.body.stopResult.attempts.map((a: { verdict: string }) => a.verdict)).toEqual([
+      'stop-partial',
+      'terminal-clean',
+    ]);
   });
 
   test('a double-forked grandchild ignoring SIGTERM is found and killed too', async () => {
@@ -150,7 +162,10 @@ describe('verified stops', () => {
     await running(runId);
     await eventually('the grandchild is running', async () => (await aliveOwnedBy(runId)).length >= 3);
     const stop = await h.request('POST', `/api/work/${runId}/stop`, c.token);
-    expect(stop.body.stop.attempts.map((a: { verdict: string }) => a.verdict)).toEqual(['stop-partial', 'terminal-clean']);
+    expect(stop.body.stop.attempts.map((a: { verdict: string }) => a.verdict)).toEqual([
+      'stop-partial',
+      'terminal-clean',
+    ]);
     expect(await aliveOwnedBy(runId)).toEqual([]);
   });
 
@@ -188,9 +203,17 @@ describe('monitors and the registry', () => {
   test('the unified stop accepts a monitor id; the owner run keeps running', async () => {
     const { c, runId } = await startRun('sleep 60');
     await running(runId);
-    const monitor = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'monitor', command: 'sh', args: ['-c', 'tail -F /dev/null'] });
+    const monitor = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, {
+      kind: 'monitor',
+      command: 'sh',
+      args: ['-c', 'tail -F /dev/null'],
+    });
     expect(monitor.status).toBe(201);
-    await eventually('monitor running', async () => (await h.services.db.job.findUniqueOrThrow({ where: { id: monitor.body.id } })).processGroupId !== null);
+    await eventually(
+      'monitor running',
+      async () =>
+        (await h.services.db.job.findUniqueOrThrow({ where: { id: monitor.body.id } })).processGroupId !== null,
+    );
     const stop = await h.request('POST', `/api/work/${monitor.body.id}/stop`, c.token);
     expect(stop.status).toBe(200);
     expect(stop.body).toMatchObject({ kind: 'monitor', stop: { verdict: 'terminal-clean' } });
@@ -212,9 +235,17 @@ describe('monitors and the registry', () => {
     const post = () =>
       fetch(`${h.apiUrl}/api/runs/${runId}/jobs`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json', 'idempotency-key': 'monitor-1' },
+        headers: {
+          authorization: `Bearer ${c.token}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'monitor-1',
+        },
         body: JSON.stringify({ kind: 'monitor', command: 'sh', args: ['-c', 'tail -F /dev/null'] }),
-      }).then(async (r) => ({ status: r.status, replayed: r.headers.get('idempotent-replayed'), body: (await r.json()) as { id: string } }));
+      }).then(async (r) => ({
+        status: r.status,
+        replayed: r.headers.get('idempotent-replayed'),
+        body: (await r.json()) as { id: string },
+      }));
     const answers = await Promise.all([post(), post(), post()]);
     expect(answers.map((a) => a.status)).toEqual([201, 201, 201]);
     expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
@@ -277,11 +308,22 @@ describe('failures, supersession and acknowledgement', () => {
     const failing = await h.request('POST', `/api/runs/${b}/evidence`, c.token, { check: 'ci', passed: false });
     expect(failing.status).toBe(201);
     expect((await runRow(h, a)).failureState).toBe('inspected');
-    const evidence = await h.request('POST', `/api/runs/${b}/evidence`, c.token, { check: 'ci', passed: true, details: { url: 'https://ci.example/1' } });
+    const evidence = await h.request('POST', `/api/runs/${b}/evidence`, c.token, {
+      check: 'ci',
+      passed: true,
+      details: { url: 'https://ci.example/1' },
+    });
     expect(evidence.status).toBe(201);
-    expect(await runRow(h, a)).toMatchObject({ failureState: 'superseded', supersededByRunId: b, supersessionEvidenceId: evidence.body.id });
+    expect(await runRow(h, a)).toMatchObject({
+      failureState: 'superseded',
+      supersededByRunId: b,
+      supersessionEvidenceId: evidence.body.id,
+    });
     const view = await inspect(c, a);
-    expect(view).toMatchObject({ verdict: 'failed-superseded', supersededBy: { run: { id: b }, evidence: { id: evidence.body.id, check: 'ci' } } });
+    expect(view).toMatchObject({
+      verdict: 'failed-superseded',
+      supersededBy: { run: { id: b }, evidence: { id: evidence.body.id, check: 'ci' } },
+    });
     // recovered work raises nothing new, however often it is looked at or reconciled
     const before = (await findings(a)).length;
     await h.request('POST', `/api/runs/${b}/evidence`, c.token, { check: 'ci', passed: true });
@@ -317,14 +359,25 @@ describe('failures, supersession and acknowledgement', () => {
       const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
       const run = await settled(h, wake.body.runId);
       // asynchronously: the API answering the CLI lives in this process
-      const result = await shellCommand(shell, `bin/treewarden ack ${run.id}`, { TREEWARDEN_API_URL: h.apiUrl, TREEWARDEN_TOKEN: c.token });
+      const result = await shellCommand(shell, `bin/treewarden ack ${run.id}`, {
+        TREEWARDEN_API_URL: h.apiUrl,
+        TREEWARDEN_TOKEN: c.token,
+      });
       expect(result.stderr).toBe('');
       expect(result.status).toBe(0);
       expect(result.stdout).toContain('acknowledged');
       expect((await runRow(h, run.id)).failureState).toBe('acknowledged');
-      const inspected = await shellCommand(shell, `bin/treewarden inspect ${run.id} --json`, { TREEWARDEN_API_URL: h.apiUrl, TREEWARDEN_TOKEN: c.token });
+      const inspected = await shellCommand(shell, `bin/treewarden inspect ${run.id} --json`, {
+        TREEWARDEN_API_URL: h.apiUrl,
+        TREEWARDEN_TOKEN: c.token,
+      });
       expect(inspected.status).toBe(0);
-      expect(JSON.parse(inspected.stdout)).toMatchObject({ kind: 'agent_run', id: run.id, verdict: 'terminal-clean', failure: { state: 'acknowledged' } });
+      expect(JSON.parse(inspected.stdout)).toMatchObject({
+        kind: 'agent_run',
+        id: run.id,
+        verdict: 'terminal-clean',
+        failure: { state: 'acknowledged' },
+      });
     }
   });
 
@@ -332,9 +385,15 @@ describe('failures, supersession and acknowledgement', () => {
     const { c, runId } = await startRun('sleep 30');
     await running(runId);
     expect((await h.request('GET', '/api/work/nope/inspect', c.token)).status).toBe(400);
-    expect((await h.request('GET', '/api/work/00000000-0000-4000-8000-000000000000/inspect', c.token)).status).toBe(404);
-    expect((await h.request('POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'daemon', command: 'x' })).status).toBe(400);
-    expect((await h.request('POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'monitor', command: '' })).status).toBe(400);
+    expect((await h.request('GET', '/api/work/00000000-0000-4000-8000-000000000000/inspect', c.token)).status).toBe(
+      404,
+    );
+    expect((await h.request('POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'daemon', command: 'x' })).status).toBe(
+      400,
+    );
+    expect((await h.request('POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'monitor', command: '' })).status).toBe(
+      400,
+    );
     expect((await h.request('POST', `/api/runs/${runId}/evidence`, c.token, { check: 'ci' })).status).toBe(400);
     expect((await h.request('POST', `/api/runs/${runId}/ack`, c.token)).status).toBe(409);
     const other = await seedCompany(h);

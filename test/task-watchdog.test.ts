@@ -18,7 +18,9 @@ afterAll(async () => {
 });
 
 const watchdogWakes = (watchdogId: string) =>
-  h.services.db.wakeRequest.findMany({ where: { reason: 'task_watchdog_stopped_subtree', idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } } });
+  h.services.db.wakeRequest.findMany({
+    where: { reason: 'task_watchdog_stopped_subtree', idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } },
+  });
 
 async function watchedTree() {
   const c = await seedCompany(h);
@@ -42,16 +44,25 @@ async function watchdogState(issueId: string) {
 describe('configuration', () => {
   test('PUT upserts with trimmed instructions, GET shows it, DELETE disables and GET is null', async () => {
     const { c, watcher, root } = await watchedTree();
-    const created = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id, instructions: '  check CI  ' });
+    const created = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, {
+      agentId: watcher.id,
+      instructions: '  check CI  ',
+    });
     expect(created.status).toBe(201);
     expect(created.body.instructions).toBe('check CI');
-    const emptied = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id, instructions: '   ' });
+    const emptied = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, {
+      agentId: watcher.id,
+      instructions: '   ',
+    });
     expect(emptied.body.instructions).toBeNull();
     const got = await h.request('GET', `/api/issues/${root.id}/watchdog`, c.token);
     expect(got.body).toMatchObject({ id: created.body.id, agentId: watcher.id, status: 'active' });
     expect((await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token)).status).toBe(200);
     expect((await h.request('GET', `/api/issues/${root.id}/watchdog`, c.token)).body).toBeNull();
-    const audit = await h.services.db.activityLog.findMany({ where: { entityId: root.id, action: { startsWith: 'issue.watchdog_' } }, orderBy: { createdAt: 'asc' } });
+    const audit = await h.services.db.activityLog.findMany({
+      where: { entityId: root.id, action: { startsWith: 'issue.watchdog_' } },
+      orderBy: { createdAt: 'asc' },
+    });
     expect(audit.map((a) => [a.action, a.actorKind])).toEqual([
       ['issue.watchdog_created', 'board'],
       ['issue.watchdog_updated', 'board'],
@@ -62,7 +73,11 @@ describe('configuration', () => {
 
   test('a dozen racing first PUTs leave exactly one active watchdog', async () => {
     const { c, watcher, root } = await watchedTree();
-    const results = await Promise.all(Array.from({ length: 12 }, () => h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id }),
+      ),
+    );
     expect(results.every((r) => r.status === 200 || r.status === 201)).toBe(true);
     expect(await h.services.db.watchdog.count({ where: { issueId: root.id, status: 'active' } })).toBe(1);
   });
@@ -77,7 +92,15 @@ describe('configuration', () => {
     const r409 = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: paused.id });
     expect(r409.status).toBe(409);
     expect(r409.body.error.message).toBe('Cannot assign watchdog to an agent that is not invokable');
-    const review = await h.services.db.issue.create({ data: { companyId: c.companyId, parentId: root.id, title: 'review', originKind: 'task_watchdog', originId: root.id } });
+    const review = await h.services.db.issue.create({
+      data: {
+        companyId: c.companyId,
+        parentId: root.id,
+        title: 'review',
+        originKind: 'task_watchdog',
+        originId: root.id,
+      },
+    });
     const active = await c.agent();
     const r422 = await h.request('PUT', `/api/issues/${review.id}/watchdog`, c.token, { agentId: active.id });
     expect(r422.status).toBe(422);
@@ -90,7 +113,10 @@ describe('configuration', () => {
   test('issue creation accepts a watchdog', async () => {
     const c = await seedCompany(h);
     const watcher = await c.agent();
-    const issue = await c.issue({ title: 'watched at birth', watchdog: { agentId: watcher.id, instructions: 'look closely' } });
+    const issue = await c.issue({
+      title: 'watched at birth',
+      watchdog: { agentId: watcher.id, instructions: 'look closely' },
+    });
     const got = await h.request('GET', `/api/issues/${issue.id}/watchdog`, c.token);
     expect(got.body).toMatchObject({ agentId: watcher.id, instructions: 'look closely' });
   });
@@ -105,9 +131,18 @@ describe('evaluation', () => {
       return found.length > 0 ? found : null;
     });
     expect(wakes).toHaveLength(1);
-    const review = await h.services.db.issue.findFirstOrThrow({ where: { originKind: 'task_watchdog', originId: root.id } });
+    const review = await h.services.db.issue.findFirstOrThrow({
+      where: { originKind: 'task_watchdog', originId: root.id },
+    });
     expect(review).toMatchObject({ parentId: root.id, assigneeAgentId: watcher.id });
-    const context = wakes[0].context as { taskWatchdog: { fingerprint: string; stoppedLeaves: { id: string }[]; mandate: string; capabilities: { watchedRootIssueId: string } } };
+    const context = wakes[0].context as {
+      taskWatchdog: {
+        fingerprint: string;
+        stoppedLeaves: { id: string }[];
+        mandate: string;
+        capabilities: { watchedRootIssueId: string };
+      };
+    };
     expect(context.taskWatchdog.stoppedLeaves.map((l) => l.id)).toEqual([leaf.id]);
     expect(context.taskWatchdog.capabilities.watchedRootIssueId).toBe(root.id);
     expect(context.taskWatchdog.mandate).toContain('claim');
@@ -116,10 +151,15 @@ describe('evaluation', () => {
     const before = await watchdogState(root.id);
     await h.request('POST', `/api/issues/${leaf.id}/comments`, c.token, { body: 'just a note' });
     await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'done' });
-    await eventually('evaluations after the bookkeeping writes', async () => (await watchdogState(root.id)).evaluations > before.evaluations);
+    await eventually(
+      'evaluations after the bookkeeping writes',
+      async () => (await watchdogState(root.id)).evaluations > before.evaluations,
+    );
     expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
     expect(await h.services.db.issue.count({ where: { originKind: 'task_watchdog', originId: root.id } })).toBe(1);
-    const triggered = await h.services.db.activityLog.count({ where: { action: 'issue.task_watchdog_triggered', entityId: root.id } });
+    const triggered = await h.services.db.activityLog.count({
+      where: { action: 'issue.task_watchdog_triggered', entityId: root.id },
+    });
     expect(triggered).toBe(1);
 
     // a material change (leaf reopened then blocked) is a new fingerprint: one more wake
@@ -133,27 +173,53 @@ describe('evaluation', () => {
     const { c, watcher, root } = await watchedTree();
     const watchdog = await putWatchdog(c, root.id, watcher.id);
     await eventually('wake', async () => (await watchdogWakes(watchdog.id)).length === 1);
-    const review = await h.services.db.issue.findFirstOrThrow({ where: { originKind: 'task_watchdog', originId: root.id } });
-    await eventually('review run to finish', async () => (await h.services.db.run.count({ where: { issueId: review.id, status: 'succeeded' } })) === 1);
+    const review = await h.services.db.issue.findFirstOrThrow({
+      where: { originKind: 'task_watchdog', originId: root.id },
+    });
+    await eventually(
+      'review run to finish',
+      async () => (await h.services.db.run.count({ where: { issueId: review.id, status: 'succeeded' } })) === 1,
+    );
     await h.request('PATCH', `/api/issues/${review.id}`, c.token, { status: 'done' });
     const row = await eventually('reviewed fingerprint', async () => {
       const w = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdog.id } });
       return w.lastReviewedFingerprint ? w : null;
     });
     expect(row.lastReviewedFingerprint).toBe(row.lastObservedFingerprint);
-    await eventually('already_reviewed', async () => (await watchdogState(root.id)).lastEvaluation?.state === 'already_reviewed');
+    await eventually(
+      'already_reviewed',
+      async () => (await watchdogState(root.id)).lastEvaluation?.state === 'already_reviewed',
+    );
     expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
   });
 
   test('a live run keeps the subtree live; the review task and nested watchdog branches do not', async () => {
     const { c, watcher, root, leaf } = await watchedTree();
     const slow = await c.agent({ type: 'process', command: 'sleep', args: ['30'] });
-    const nested = await h.services.db.issue.create({ data: { companyId: c.companyId, parentId: leaf.id, title: 'other watchdog review', originKind: 'task_watchdog', originId: leaf.id, assigneeAgentId: slow.id, status: 'todo' } });
+    const nested = await h.services.db.issue.create({
+      data: {
+        companyId: c.companyId,
+        parentId: leaf.id,
+        title: 'other watchdog review',
+        originKind: 'task_watchdog',
+        originId: leaf.id,
+        assigneeAgentId: slow.id,
+        status: 'todo',
+      },
+    });
     await h.request('POST', `/api/issues/${nested.id}/wake`, c.token, {});
     const watchdog = await putWatchdog(c, root.id, watcher.id);
-    await eventually('stopped despite the nested live branch', async () => (await watchdogWakes(watchdog.id)).length === 1);
+    await eventually(
+      'stopped despite the nested live branch',
+      async () => (await watchdogWakes(watchdog.id)).length === 1,
+    );
 
-    const working = await c.issue({ title: 'in flight', parentId: root.id, assigneeAgentId: slow.id, status: 'in_progress' });
+    const working = await c.issue({
+      title: 'in flight',
+      parentId: root.id,
+      assigneeAgentId: slow.id,
+      status: 'in_progress',
+    });
     const wake = await h.request('POST', `/api/issues/${working.id}/wake`, c.token, {});
     await eventually('live evaluation', async () => (await watchdogState(root.id)).lastEvaluation?.state === 'live');
     expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
@@ -166,7 +232,9 @@ describe('evaluation', () => {
     let parentId = root.id;
     const chain = [];
     for (let depth = 2; depth <= 101; depth++) {
-      const issue = await h.services.db.issue.create({ data: { companyId: c.companyId, parentId, title: `level ${depth}`, status: 'done' } });
+      const issue = await h.services.db.issue.create({
+        data: { companyId: c.companyId, parentId, title: `level ${depth}`, status: 'done' },
+      });
       chain.push(issue.id);
       parentId = issue.id;
     }
@@ -183,11 +251,17 @@ describe('evaluation', () => {
     const warn = jest.spyOn(h.services.log, 'warn');
     const { c, watcher, root } = await watchedTree();
     let parentId = root.id;
-    for (let depth = 2; depth <= 101; depth++) parentId = (await h.services.db.issue.create({ data: { companyId: c.companyId, parentId, title: `level ${depth}`, status: 'done' } })).id;
+    for (let depth = 2; depth <= 101; depth++)
+      parentId = (
+        await h.services.db.issue.create({
+          data: { companyId: c.companyId, parentId, title: `level ${depth}`, status: 'done' },
+        })
+      ).id;
     const deepest = parentId;
     const levelHundred = (await h.services.db.issue.findUniqueOrThrow({ where: { id: deepest } })).parentId!;
     const watchdog = await putWatchdog(c, root.id, watcher.id);
-    const warnings = () => warn.mock.calls.filter(([fields]) => (fields as { watchdogId?: string }).watchdogId === watchdog.id).length;
+    const warnings = () =>
+      warn.mock.calls.filter(([fields]) => (fields as { watchdogId?: string }).watchdogId === watchdog.id).length;
     const evaluatedAs = async (expected: string) => {
       const before = (await watchdogState(root.id)).evaluations;
       await h.request('POST', `/api/issues/${root.id}/comments`, c.token, { body: 'nudge' });
@@ -218,7 +292,12 @@ describe('evaluation', () => {
     const firstRunId = (await handle.describe()).runId;
     const before = await watchdogState(root.id);
     const { subtreeChangedSignal } = await import('../workflows/definitions');
-    const burst = () => Promise.all(Array.from({ length: 300 }, () => handle.signal(subtreeChangedSignal, { watchdogId: watchdog.id, reason: 'burst' })));
+    const burst = () =>
+      Promise.all(
+        Array.from({ length: 300 }, () =>
+          handle.signal(subtreeChangedSignal, { watchdogId: watchdog.id, reason: 'burst' }),
+        ),
+      );
     await burst();
     // the only material change arrives mid-burst, as one more signal among hundreds
     expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' })).status).toBe(200);
@@ -240,8 +319,11 @@ describe('evaluation', () => {
     const watchdog = await putWatchdog(c, root.id, watcher.id);
     await eventually('first wake', async () => (await watchdogWakes(watchdog.id)).length === 1);
     const before = await watchdogState(root.id);
-    const retitle = (i: number) => h.request('PATCH', `/api/issues/${root.id}`, c.token, { title: `ship feature (${i})` });
-    const writes = Array.from({ length: 41 }, (_, i) => (i === 20 ? h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' }) : retitle(i)));
+    const retitle = (i: number) =>
+      h.request('PATCH', `/api/issues/${root.id}`, c.token, { title: `ship feature (${i})` });
+    const writes = Array.from({ length: 41 }, (_, i) =>
+      i === 20 ? h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' }) : retitle(i),
+    );
     expect((await Promise.all(writes)).map((r) => r.status)).toEqual(writes.map(() => 200));
     await eventually('a wake for the new stop', async () => (await watchdogWakes(watchdog.id)).length === 2);
     // every write was answered after a signal that started after it: at least one arrived, never more than one per write
@@ -257,7 +339,11 @@ describe('evaluation', () => {
     const before = await watchdogState(root.id);
     const handle = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
     const { subtreeChangedSignal } = await import('../workflows/definitions');
-    await Promise.all(Array.from({ length: 1000 }, () => handle.signal(subtreeChangedSignal, { watchdogId: watchdog.id, reason: 'burst' })));
+    await Promise.all(
+      Array.from({ length: 1000 }, () =>
+        handle.signal(subtreeChangedSignal, { watchdogId: watchdog.id, reason: 'burst' }),
+      ),
+    );
     const after = await eventually('all signals processed', async () => {
       const s = await watchdogState(root.id);
       return s.changesReceived >= before.changesReceived + 1000 && s.pendingChanges === 0 ? s : null;
@@ -284,9 +370,12 @@ describe('evaluation', () => {
 describe('worker recovery', () => {
   /** The recovery pings in the current run's history, each with whether a workflow task has handled it yet. */
   async function recoveryPings(issueId: string) {
-    const events = (await h.services.client.workflow.getHandle(workflowId.taskWatchdog(issueId)).fetchHistory()).events ?? [];
+    const events =
+      (await h.services.client.workflow.getHandle(workflowId.taskWatchdog(issueId)).fetchHistory()).events ?? [];
     return events.flatMap((e, i) =>
-      e.workflowExecutionSignaledEventAttributes?.signalName === 'watchdogRecovery' ? [{ handled: events.slice(i + 1).some((later) => later.workflowTaskCompletedEventAttributes) }] : [],
+      e.workflowExecutionSignaledEventAttributes?.signalName === 'watchdogRecovery'
+        ? [{ handled: events.slice(i + 1).some((later) => later.workflowTaskCompletedEventAttributes) }]
+        : [],
     );
   }
 
@@ -301,12 +390,23 @@ describe('worker recovery', () => {
     // quiet: the review run has finished (and with it its change notification); its workflow may not have started yet
     const reviewRun = h.services.client.workflow.getHandle(workflowId.agentRun(wake.runId!));
     await eventually('the review run completed', async () => (await reviewRun.describe()).status.name === 'COMPLETED');
-    await eventually('at rest', async () => (await watchdogState(root.id)).pendingChanges === 0 && !(await h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id)).describe()).raw.pendingActivities?.length);
+    await eventually(
+      'at rest',
+      async () =>
+        (await watchdogState(root.id)).pendingChanges === 0 &&
+        !(await h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id)).describe()).raw.pendingActivities
+          ?.length,
+    );
     const before = await watchdogState(root.id);
     await recoverWorkflows(h.services);
     await eventually('the ping handled', async () => (await recoveryPings(root.id)).some((p) => p.handled));
     const after = await watchdogState(root.id);
-    expect(after).toMatchObject({ watchdogId: watchdog.id, evaluations: before.evaluations, changesReceived: before.changesReceived, pendingChanges: 0 });
+    expect(after).toMatchObject({
+      watchdogId: watchdog.id,
+      evaluations: before.evaluations,
+      changesReceived: before.changesReceived,
+      pendingChanges: 0,
+    });
   });
 
   test('a worker start brings back a watchdog whose workflow is gone, and it evaluates', async () => {
@@ -337,8 +437,14 @@ describe('worker recovery', () => {
     const { watchdog: second } = await putWatchdogRow(h.services, issue, { agentId: watcher.id }, actor);
     expect((await watchdogState(root.id)).watchdogId).toBe(first.id);
     await recoverWorkflows(h.services);
-    await eventually('continued as new for the successor', async () => (await watchdogState(root.id)).watchdogId === second.id);
-    await eventually('the successor evaluated', async () => (await db.watchdog.findUniqueOrThrow({ where: { id: second.id } })).lastEvaluation !== null);
+    await eventually(
+      'continued as new for the successor',
+      async () => (await watchdogState(root.id)).watchdogId === second.id,
+    );
+    await eventually(
+      'the successor evaluated',
+      async () => (await db.watchdog.findUniqueOrThrow({ where: { id: second.id } })).lastEvaluation !== null,
+    );
   });
 });
 
@@ -347,11 +453,19 @@ describe('authority contract', () => {
     const c = await seedCompany(h);
     const helper = await c.agent();
     const tokenFile = `/tmp/tw-watchdog-token-${Date.now()}`;
-    const watcher = await c.agent({ type: 'process', command: 'sh', args: ['-c', 'echo "$TREEWARDEN_RUN_TOKEN" > "$OUT"; sleep 60'], env: { OUT: tokenFile } });
+    const watcher = await c.agent({
+      type: 'process',
+      command: 'sh',
+      args: ['-c', 'echo "$TREEWARDEN_RUN_TOKEN" > "$OUT"; sleep 60'],
+      env: { OUT: tokenFile },
+    });
     const root = await c.issue({ title: 'watched' });
     const leaf = await c.issue({ title: 'leaf', parentId: root.id, status: 'done', assigneeAgentId: helper.id });
     const outside = await c.issue({ title: 'elsewhere', status: 'todo' });
-    const interactionHuman = await h.request('POST', `/api/issues/${leaf.id}/interactions`, c.token, { kind: 'request_confirmation', audience: 'human_only' });
+    const interactionHuman = await h.request('POST', `/api/issues/${leaf.id}/interactions`, c.token, {
+      kind: 'request_confirmation',
+      audience: 'human_only',
+    });
     const watchdog = await putWatchdog(c, root.id, watcher.id);
     const token = await eventually('watchdog run token', async () => {
       try {
@@ -362,8 +476,15 @@ describe('authority contract', () => {
     });
     const allowed = [
       await h.request('POST', `/api/issues/${leaf.id}/comments`, token, { body: 'checked the evidence' }),
-      await h.request('PATCH', `/api/issues/${leaf.id}`, token, { status: 'todo', comment: 'reopening: tests missing' }),
-      await h.request('POST', `/api/companies/${c.companyId}/issues`, token, { title: 'follow-up', parentId: leaf.id, assigneeAgentId: helper.id }),
+      await h.request('PATCH', `/api/issues/${leaf.id}`, token, {
+        status: 'todo',
+        comment: 'reopening: tests missing',
+      }),
+      await h.request('POST', `/api/companies/${c.companyId}/issues`, token, {
+        title: 'follow-up',
+        parentId: leaf.id,
+        assigneeAgentId: helper.id,
+      }),
     ];
     expect(allowed.map((r) => r.status)).toEqual([201, 200, 201]);
     const issuesBefore = await h.services.db.issue.count({ where: { companyId: c.companyId } });
@@ -383,8 +504,12 @@ describe('authority contract', () => {
     expect(await h.services.db.comment.count({ where: { issueId: outside.id } })).toBe(0);
     const runs = await h.services.db.run.findMany({ where: { agentId: watcher.id, status: 'running' } });
     expect((await h.request('POST', `/api/runs/${runs[0].id}/stop`, token)).status).toBe(403);
-    const audit = await h.services.db.activityLog.findFirstOrThrow({ where: { action: 'issue.comment_added', entityId: leaf.id } });
-    expect(audit.details).toMatchObject({ watchdog: { watchdogId: watchdog.id, watchedIssueId: root.id, runId: runs[0].id } });
+    const audit = await h.services.db.activityLog.findFirstOrThrow({
+      where: { action: 'issue.comment_added', entityId: leaf.id },
+    });
+    expect(audit.details).toMatchObject({
+      watchdog: { watchdogId: watchdog.id, watchedIssueId: root.id, runId: runs[0].id },
+    });
     await h.request('POST', `/api/runs/${runs[0].id}/stop`, c.token);
   });
 });

@@ -24,11 +24,14 @@ afterAll(async () => {
   await h?.close();
 });
 
-const workflowsUrl = (query: string) => `${testTemporalUiUrl()}/namespaces/${h.services.config.TEMPORAL_NAMESPACE}/workflows?query=${encodeURIComponent(query)}`;
+const workflowsUrl = (query: string) =>
+  `${testTemporalUiUrl()}/namespaces/${h.services.config.TEMPORAL_NAMESPACE}/workflows?query=${encodeURIComponent(query)}`;
 
 /** The workflow ids the UI's list links to, as a user would read them off the table. */
 async function listedWorkflowIds(): Promise<string[]> {
-  const hrefs = await page.locator('table a[href*="/workflows/"]').evaluateAll((links) => links.map((a) => a.getAttribute('href') ?? ''));
+  const hrefs = await page
+    .locator('table a[href*="/workflows/"]')
+    .evaluateAll((links) => links.map((a) => a.getAttribute('href') ?? ''));
   const ids = hrefs.map((href) => decodeURIComponent(href.split('/workflows/')[1].split('/')[0]));
   return [...new Set(ids)].sort();
 }
@@ -36,7 +39,10 @@ async function listedWorkflowIds(): Promise<string[]> {
 /** Opens the workflow list filtered by `query` and waits until it lists exactly `expected`. */
 async function expectListed(query: string, expected: string[]): Promise<void> {
   await page.goto(workflowsUrl(query));
-  await eventually(`the UI to list ${query}`, async () => JSON.stringify(await listedWorkflowIds()) === JSON.stringify([...expected].sort())).catch(async (error: unknown) => {
+  await eventually(
+    `the UI to list ${query}`,
+    async () => JSON.stringify(await listedWorkflowIds()) === JSON.stringify([...expected].sort()),
+  ).catch(async (error: unknown) => {
     throw new Error(`${String(error)}; the UI listed ${JSON.stringify(await listedWorkflowIds())}`);
   });
 }
@@ -44,7 +50,16 @@ async function expectListed(query: string, expected: string[]): Promise<void> {
 /** The UI renders summaries and details (Temporal markdown) each in its own sandboxed iframe. */
 async function renderedMarkdown(): Promise<string[]> {
   const frames = page.frames().filter((frame) => frame !== page.mainFrame());
-  return (await Promise.all(frames.map((frame) => frame.locator('body').innerText().catch(() => '')))).map((text) => text.trim());
+  return (
+    await Promise.all(
+      frames.map((frame) =>
+        frame
+          .locator('body')
+          .innerText()
+          .catch(() => ''),
+      ),
+    )
+  ).map((text) => text.trim());
 }
 
 test("the README's query lists exactly a company's watchdogs, holds and runs; a hold's page shows its state", async () => {
@@ -53,24 +68,41 @@ test("the README's query lists exactly a company's watchdogs, holds and runs; a 
   const hold = await holdInterruptsRun(h, acme, { release: false });
   const other = await seedCompany(h, 'Other');
   const foreign = await runFails(h, other);
-  const expected = [watchdog.watchdogWorkflowId, watchdog.reviewRunWorkflowId, hold.holdWorkflowId, hold.stoppedRunWorkflowId];
+  const expected = [
+    watchdog.watchdogWorkflowId,
+    watchdog.reviewRunWorkflowId,
+    hold.holdWorkflowId,
+    hold.stoppedRunWorkflowId,
+  ];
   const query = `TreewardenCompanyId = "${acme.companyId}"`;
   // visibility is eventually consistent; the UI reads the same index
-  await eventually('visibility to index the workflows', async () => (await h.services.client.workflow.count(query)).count === expected.length);
+  await eventually(
+    'visibility to index the workflows',
+    async () => (await h.services.client.workflow.count(query)).count === expected.length,
+  );
 
   await expectListed(query, expected);
   expect(await listedWorkflowIds()).not.toContain(foreign.runWorkflowId);
   await expectListed(`${query} AND TreewardenKind = "task_watchdog"`, [watchdog.watchdogWorkflowId]);
-  await expectListed(`${query} AND TreewardenKind = "agent_run"`, [watchdog.reviewRunWorkflowId, hold.stoppedRunWorkflowId]);
+  await expectListed(`${query} AND TreewardenKind = "agent_run"`, [
+    watchdog.reviewRunWorkflowId,
+    hold.stoppedRunWorkflowId,
+  ]);
   await expectListed(`${query} AND TreewardenKind = "tree_hold" AND TreewardenState = "active"`, [hold.holdWorkflowId]);
 
   // the hold's page: its static summary, its current details (answered live by the worker) and the
   // summaries of the activities it ran
-  await page.locator(`table a[href*="${encodeURIComponent(hold.holdWorkflowId)}"]`).first().click();
+  await page
+    .locator(`table a[href*="${encodeURIComponent(hold.holdWorkflowId)}"]`)
+    .first()
+    .click();
   await page.getByRole('tab', { name: 'User Metadata' }).click();
   await eventually('the current details and the summary', async () => {
     const shown = await renderedMarkdown();
-    return shown.includes('active: 2 issues paused, 1 runs interrupted; waiting for a release') && shown.some((text) => /^Tree hold on .release train [0-9a-f]{4}.$/.test(text));
+    return (
+      shown.includes('active: 2 issues paused, 1 runs interrupted; waiting for a release') &&
+      shown.some((text) => /^Tree hold on .release train [0-9a-f]{4}.$/.test(text))
+    );
   }).catch(async (error: unknown) => {
     throw new Error(`${String(error)}; the page showed ${JSON.stringify(await renderedMarkdown())}`);
   });

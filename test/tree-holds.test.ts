@@ -25,7 +25,12 @@ afterAll(async () => {
 function slowFirstPrepare(unwindSeconds = 0) {
   const marker = `/tmp/tw-prep-${randomBytes(6).toString('hex')}`;
   const trap = unwindSeconds > 0 ? `trap "sleep ${unwindSeconds}; exit 143" TERM; ` : '';
-  return { type: 'process', command: 'true', marker, prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; ${trap}touch ${marker}; sleep 60 & wait`] } };
+  return {
+    type: 'process',
+    command: 'true',
+    marker,
+    prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; ${trap}touch ${marker}; sleep 60 & wait`] },
+  };
 }
 
 async function family(adapter: Record<string, unknown>) {
@@ -34,17 +39,26 @@ async function family(adapter: Record<string, unknown>) {
   const agent = await c.agent(agentAdapter);
   const preparing = () => eventually('prepare step running', async () => existsSync(marker as string));
   const parent = await c.issue({ title: 'parent' });
-  const child = await c.issue({ title: 'child', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const child = await c.issue({
+    title: 'child',
+    parentId: parent.id,
+    assigneeAgentId: agent.id,
+    status: 'in_progress',
+  });
   return { c, agent, parent, child, preparing };
 }
 
 const runsOf = (issueId: string) => h.services.db.run.findMany({ where: { issueId }, orderBy: { createdAt: 'asc' } });
-const resumedRuns = async (issueId: string) => (await runsOf(issueId)).filter((r) => r.wakeReason === 'issue_tree_resumed');
+const resumedRuns = async (issueId: string) =>
+  (await runsOf(issueId)).filter((r) => r.wakeReason === 'issue_tree_resumed');
 
 async function wakeRunning(token: string, issueId: string) {
   const wake = await h.request('POST', `/api/issues/${issueId}/wake`, token, {});
   expect(wake.status).toBe(202);
-  await eventually('run running', async () => (await h.services.db.run.findUnique({ where: { id: wake.body.runId } }))?.status === 'running');
+  await eventually(
+    'run running',
+    async () => (await h.services.db.run.findUnique({ where: { id: wake.body.runId } }))?.status === 'running',
+  );
   return wake.body.runId as string;
 }
 
@@ -54,7 +68,8 @@ async function pause(token: string, issueId: string) {
   return r.body as { id: string; members: { issueId: string; interruptedRunId: string | null }[] };
 }
 
-const release = (token: string, issueId: string, holdId: string, body: unknown = {}) => h.request('POST', `/api/issues/${issueId}/tree-holds/${holdId}/release`, token, body);
+const release = (token: string, issueId: string, holdId: string, body: unknown = {}) =>
+  h.request('POST', `/api/issues/${issueId}/tree-holds/${holdId}/release`, token, body);
 
 const settled = (runId: string) =>
   eventually(`run ${runId} settled`, async () => {
@@ -91,7 +106,12 @@ test('a run paused in preparation resumes exactly once; a second release is 409'
   const hold = await pause(c.token, parent.id);
   expect(hold.members.find((m) => m.issueId === child.id)?.interruptedRunId).toBe(runId);
   const stopped = await settled(runId);
-  expect(stopped).toMatchObject({ status: 'cancelled', stopKind: 'operator_hold', stoppedByHoldId: hold.id, adapterEntered: false });
+  expect(stopped).toMatchObject({
+    status: 'cancelled',
+    stopKind: 'operator_hold',
+    stoppedByHoldId: hold.id,
+    adapterEntered: false,
+  });
   expect(await h.services.db.executionBlocker.count({ where: { issueId: child.id } })).toBe(0);
   expect((await h.request('GET', `/api/issues/${child.id}`, c.token)).body.status).toBe('in_progress');
   expect(await resumedRuns(child.id)).toHaveLength(0);
@@ -101,7 +121,11 @@ test('a run paused in preparation resumes exactly once; a second release is 409'
   expect(first.body.resumed).toHaveLength(1);
   expect(first.body.resumed[0].issueId).toBe(child.id);
   const resumed = await settled(first.body.resumed[0].runId);
-  expect(resumed).toMatchObject({ status: 'succeeded', wakeReason: 'issue_tree_resumed', context: { holdId: hold.id, interruptedRunId: runId } });
+  expect(resumed).toMatchObject({
+    status: 'succeeded',
+    wakeReason: 'issue_tree_resumed',
+    context: { holdId: hold.id, interruptedRunId: runId },
+  });
   const second = await release(c.token, parent.id, hold.id);
   expect(second.status).toBe(409);
   expect(second.body).toEqual({ error: { code: 'conflict', message: `tree hold ${hold.id} is not active` } });
@@ -155,7 +179,25 @@ test('overlapping child and parent pauses resume only after the last release', a
 test('a queued run cancelled by the pause resumes once', async () => {
   const { c, agent, parent, child } = await family({ type: 'noop' });
   // the window between dispatch and the run's first step: a queued run whose workflow has not begun
-  const queued = await h.services.db.run.create({ data: { companyId: c.companyId, issueId: child.id, agentId: agent.id, wakeReason: 'manual_wake', wakeRequestId: (await h.services.db.wakeRequest.create({ data: { companyId: c.companyId, agentId: agent.id, issueId: child.id, reason: 'manual_wake', status: 'claimed' } })).id } });
+  const queued = await h.services.db.run.create({
+    data: {
+      companyId: c.companyId,
+      issueId: child.id,
+      agentId: agent.id,
+      wakeReason: 'manual_wake',
+      wakeRequestId: (
+        await h.services.db.wakeRequest.create({
+          data: {
+            companyId: c.companyId,
+            agentId: agent.id,
+            issueId: child.id,
+            reason: 'manual_wake',
+            status: 'claimed',
+          },
+        })
+      ).id,
+    },
+  });
   const hold = await pause(c.token, parent.id);
   expect((await h.services.db.run.findUniqueOrThrow({ where: { id: queued.id } })).status).toBe('cancelled');
   const r = await release(c.token, parent.id, hold.id);
@@ -170,7 +212,9 @@ test('a task reassigned during the hold does not resume', async () => {
   const runId = await wakeRunning(c.token, child.id);
   const hold = await pause(c.token, parent.id);
   await settled(runId);
-  expect((await h.request('PATCH', `/api/issues/${child.id}`, c.token, { assigneeAgentId: other.id })).status).toBe(200);
+  expect((await h.request('PATCH', `/api/issues/${child.id}`, c.token, { assigneeAgentId: other.id })).status).toBe(
+    200,
+  );
   const r = await release(c.token, parent.id, hold.id);
   expect(r.body.resumed).toHaveLength(0);
   expect(await resumedRuns(child.id)).toHaveLength(0);
@@ -179,15 +223,22 @@ test('a task reassigned during the hold does not resume', async () => {
 test('a mid-turn stop with unknown outcome is not replayed; the blocker stays and the skip is logged', async () => {
   const { c, parent, child } = await family({ type: 'process', command: 'sleep', args: ['60'] });
   const runId = await wakeRunning(c.token, child.id);
-  await eventually('adapter entered', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).adapterEntered);
+  await eventually(
+    'adapter entered',
+    async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).adapterEntered,
+  );
   const hold = await pause(c.token, parent.id);
   await settled(runId);
-  const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { issueId: child.id, status: 'active' } });
+  const blocker = await h.services.db.executionBlocker.findFirstOrThrow({
+    where: { issueId: child.id, status: 'active' },
+  });
   expect(blocker.nextAction).toContain(runId);
   const r = await release(c.token, parent.id, hold.id);
   expect(r.body.resumed).toHaveLength(0);
   expect(r.body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
-  expect(await h.services.db.activityLog.count({ where: { action: 'issue.tree_resume_wake_skipped', entityId: child.id } })).toBe(1);
+  expect(
+    await h.services.db.activityLog.count({ where: { action: 'issue.tree_resume_wake_skipped', entityId: child.id } }),
+  ).toBe(1);
   expect(await resumedRuns(child.id)).toHaveLength(0);
   expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(0);
 });
@@ -199,7 +250,9 @@ test('twenty concurrent releases give one 200 and one resumed run per interrupte
   for (let i = 0; i < 3; i++) {
     const { marker: _marker, ...adapter } = slowFirstPrepare();
     const agent = await c.agent(adapter);
-    children.push(await c.issue({ title: `child ${i}`, parentId: parent.id, assigneeAgentId: agent.id, status: 'todo' }));
+    children.push(
+      await c.issue({ title: `child ${i}`, parentId: parent.id, assigneeAgentId: agent.id, status: 'todo' }),
+    );
   }
   const runIds = [];
   for (const child of children) runIds.push(await wakeRunning(c.token, child.id));
@@ -217,7 +270,9 @@ test('a failed wake returns the claim; the hold retries and the task resumes onc
     const r = await release(c.token, parent.id, hold.id);
     expect(r.status).toBe(200);
     expect(r.body.resumed).toEqual([]);
-    expect(r.body.wakeFailures).toEqual([{ issueId: child.id, message: expect.stringContaining('temporal frontend unavailable') }]);
+    expect(r.body.wakeFailures).toEqual([
+      { issueId: child.id, message: expect.stringContaining('temporal frontend unavailable') },
+    ]);
     expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(0);
   });
   const [resumed] = await eventually('the retried resume', async () => {
@@ -261,11 +316,33 @@ test('a hold of 1,000 members releases with every owed resume exactly once', asy
   const root = await c.issue({ title: 'a thousand tasks' });
   // setup at scale straight into the database: 1,000 assigned tasks, each with a run queued
   // (claimed wake, workflow not yet started), the state a pause finds mid-dispatch
-  const children = Array.from({ length: 1000 }, (_, i) => ({ id: randomUUID(), companyId: c.companyId, parentId: root.id, title: `task ${i}`, status: 'in_progress' as const, assigneeAgentId: agent.id }));
+  const children = Array.from({ length: 1000 }, (_, i) => ({
+    id: randomUUID(),
+    companyId: c.companyId,
+    parentId: root.id,
+    title: `task ${i}`,
+    status: 'in_progress' as const,
+    assigneeAgentId: agent.id,
+  }));
   await h.services.db.issue.createMany({ data: children });
-  const wakes = children.map((issue) => ({ id: randomUUID(), companyId: c.companyId, agentId: agent.id, issueId: issue.id, reason: 'assignment', status: 'claimed' as const }));
+  const wakes = children.map((issue) => ({
+    id: randomUUID(),
+    companyId: c.companyId,
+    agentId: agent.id,
+    issueId: issue.id,
+    reason: 'assignment',
+    status: 'claimed' as const,
+  }));
   await h.services.db.wakeRequest.createMany({ data: wakes });
-  await h.services.db.run.createMany({ data: wakes.map((w) => ({ companyId: c.companyId, agentId: agent.id, issueId: w.issueId, wakeRequestId: w.id, wakeReason: w.reason })) });
+  await h.services.db.run.createMany({
+    data: wakes.map((w) => ({
+      companyId: c.companyId,
+      agentId: agent.id,
+      issueId: w.issueId,
+      wakeRequestId: w.id,
+      wakeReason: w.reason,
+    })),
+  });
 
   const hold = await pause(c.token, root.id);
   expect(hold.members.filter((m) => m.interruptedRunId)).toHaveLength(1000);
@@ -275,11 +352,22 @@ test('a hold of 1,000 members releases with every owed resume exactly once', asy
   expect(r.body.wakeFailures).toEqual([]);
   const ids = children.map((x) => x.id);
   expect(await h.services.db.resumeClaim.count({ where: { holdId: hold.id } })).toBe(1000);
-  const perIssue = await h.services.db.run.groupBy({ by: ['issueId'], where: { issueId: { in: ids }, wakeReason: 'issue_tree_resumed' }, _count: true });
+  const perIssue = await h.services.db.run.groupBy({
+    by: ['issueId'],
+    where: { issueId: { in: ids }, wakeReason: 'issue_tree_resumed' },
+    _count: true,
+  });
   expect(perIssue).toHaveLength(1000);
   expect(perIssue.every((g) => g._count === 1)).toBe(true);
   // a liveness bound, not a timing claim: all 1,000 runs execute on this one test worker, beside whatever else loads the box
-  await eventually('every resumed run finished', async () => (await h.services.db.run.count({ where: { issueId: { in: ids }, wakeReason: 'issue_tree_resumed', status: 'succeeded' } })) === 1000, 600_000);
+  await eventually(
+    'every resumed run finished',
+    async () =>
+      (await h.services.db.run.count({
+        where: { issueId: { in: ids }, wakeReason: 'issue_tree_resumed', status: 'succeeded' },
+      })) === 1000,
+    600_000,
+  );
 }, 900_000);
 
 test('wakeAgents wakes only todo, in_progress and in_review members', async () => {
@@ -288,12 +376,21 @@ test('wakeAgents wakes only todo, in_progress and in_review members', async () =
   const root = await c.issue({ title: 'root' });
   const statuses = ['backlog', 'todo', 'in_progress', 'in_review', 'blocked', 'done', 'cancelled'];
   const issues = [];
-  for (const status of statuses) issues.push(await c.issue({ title: status, parentId: root.id, assigneeAgentId: agent.id, status }));
+  for (const status of statuses)
+    issues.push(await c.issue({ title: status, parentId: root.id, assigneeAgentId: agent.id, status }));
   const hold = await pause(c.token, root.id);
   const r = await release(c.token, root.id, hold.id, { wakeAgents: true });
   expect(r.status).toBe(200);
-  const woken = await h.services.db.wakeRequest.findMany({ where: { reason: 'issue_tree_released' }, include: { issue: true } });
-  expect(woken.filter((w) => w.issue.companyId === c.companyId).map((w) => w.issue.status).sort()).toEqual(['in_progress', 'in_review', 'todo']);
+  const woken = await h.services.db.wakeRequest.findMany({
+    where: { reason: 'issue_tree_released' },
+    include: { issue: true },
+  });
+  expect(
+    woken
+      .filter((w) => w.issue.companyId === c.companyId)
+      .map((w) => w.issue.status)
+      .sort(),
+  ).toEqual(['in_progress', 'in_review', 'todo']);
 });
 
 test('while paused: wakes are deferred, new children are covered, board comments get 409, other trees run', async () => {
@@ -327,10 +424,15 @@ test('bad input: malformed ids 400, foreign ids 404, bad bodies 400, nothing cha
   const root = await a.issue({ title: 'root' });
   const hold = await pause(a.token, root.id);
   expect((await h.request('POST', `/api/issues/${root.id}/tree-holds/nope/release`, a.token, {})).status).toBe(400);
-  expect((await h.request('POST', `/api/issues/${root.id}/tree-holds/${hold.id}/release`, b.token, {})).status).toBe(404);
+  expect((await h.request('POST', `/api/issues/${root.id}/tree-holds/${hold.id}/release`, b.token, {})).status).toBe(
+    404,
+  );
   expect((await h.request('GET', `/api/tree-holds/${hold.id}`, b.token)).status).toBe(404);
   expect((await h.request('POST', `/api/issues/${root.id}/tree-holds`, a.token, { mode: 'freeze' })).status).toBe(400);
-  expect((await h.request('POST', `/api/issues/${root.id}/tree-holds/${hold.id}/release`, a.token, { wakeAgents: 'yes' })).status).toBe(400);
+  expect(
+    (await h.request('POST', `/api/issues/${root.id}/tree-holds/${hold.id}/release`, a.token, { wakeAgents: 'yes' }))
+      .status,
+  ).toBe(400);
   expect((await h.request('GET', `/api/tree-holds/${hold.id}`, a.token)).body.status).toBe('active');
   const list = await h.request('GET', `/api/issues/${root.id}/tree-holds`, a.token);
   expect(list.body.items.map((x: { id: string }) => x.id)).toEqual([hold.id]);
@@ -338,7 +440,9 @@ test('bad input: malformed ids 400, foreign ids 404, bad bodies 400, nothing cha
 
 describe('dispatches share the company scheduling lock; holds take it alone', () => {
   const queuedWake = (companyId: string, agentId: string, issueId: string) =>
-    h.services.db.$transaction(async (tx) => (await createWake(tx, { companyId, agentId, issueId, reason: 'assignment' })).wake.id);
+    h.services.db.$transaction(
+      async (tx) => (await createWake(tx, { companyId, agentId, issueId, reason: 'assignment' })).wake.id,
+    );
 
   test('eight racing dispatches of one wake start one run', async () => {
     const c = await seedCompany(h);
@@ -355,12 +459,17 @@ describe('dispatches share the company scheduling lock; holds take it alone', ()
     const c = await seedCompany(h);
     const agent = await c.agent({ type: 'process', command: 'sleep', args: ['60'] });
     const parent = await c.issue({ title: 'parent' });
-    const children = await Promise.all(Array.from({ length: 12 }, (_, i) => c.issue({ title: `child ${i}`, parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' })));
+    const children = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        c.issue({ title: `child ${i}`, parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' }),
+      ),
+    );
     const wakeIds = await Promise.all(children.map((child) => queuedWake(c.companyId, agent.id, child.id)));
     const [hold] = await Promise.all([pause(c.token, parent.id), ...wakeIds.map((id) => dispatchWake(h.services, id))]);
     // every run a dispatch created is the hold's to stop: dispatched before it (stopped by it) or never (deferred)
     for (const child of children) {
-      for (const run of await runsOf(child.id)) expect(await settled(run.id)).toMatchObject({ status: 'cancelled', stoppedByHoldId: hold.id });
+      for (const run of await runsOf(child.id))
+        expect(await settled(run.id)).toMatchObject({ status: 'cancelled', stoppedByHoldId: hold.id });
     }
   });
 });

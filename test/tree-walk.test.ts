@@ -18,7 +18,9 @@ afterAll(async () => {
 /** A chain of `length` issues, root first. */
 async function chain(companyId: string, length: number): Promise<string[]> {
   const ids = Array.from({ length }, () => randomUUID());
-  await h.services.db.issue.createMany({ data: ids.map((id, i) => ({ id, companyId, parentId: i === 0 ? null : ids[i - 1], title: `level ${i}` })) });
+  await h.services.db.issue.createMany({
+    data: ids.map((id, i) => ({ id, companyId, parentId: i === 0 ? null : ids[i - 1], title: `level ${i}` })),
+  });
   return ids;
 }
 
@@ -47,7 +49,12 @@ test('watchdogs above many siblings are found once each', async () => {
   const root = await c.issue({ title: 'watched root' });
   const put = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: agent.id });
   expect(put.status).toBe(201);
-  const leaves = await Promise.all(Array.from({ length: 20 }, (_, i) => c.issue({ title: `leaf ${i}`, parentId: root.id })));
-  const found = await watchdogsAbove(h.services.db, leaves.map((l) => l.id));
+  const leaves = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => c.issue({ title: `leaf ${i}`, parentId: root.id })),
+  );
+  const found = await watchdogsAbove(
+    h.services.db,
+    leaves.map((l) => l.id),
+  );
   expect(found.map((w) => w.issueId)).toEqual([root.id]);
 });

@@ -56,10 +56,20 @@ test('a successor signalling during an evaluation that finds the watchdog remove
   };
   const taskQueue = `handover-${randomUUID()}`;
   const connection = await NativeConnection.connect({ address: h.env.TEMPORAL_ADDRESS });
-  const worker = await Worker.create({ connection, namespace: h.env.TEMPORAL_NAMESPACE, taskQueue, workflowBundle: await workflowBundle(), activities });
+  const worker = await Worker.create({
+    connection,
+    namespace: h.env.TEMPORAL_NAMESPACE,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities,
+  });
   await worker.runUntil(async () => {
     const input: TaskWatchdogInput = { watchdogId: removed, issueId, tickMs: 3_600_000, debounceMs: 1 };
-    const handle = await h.services.client.workflow.start('taskWatchdogWorkflow', { workflowId: workflowId.taskWatchdog(issueId), taskQueue, args: [input] });
+    const handle = await h.services.client.workflow.start('taskWatchdogWorkflow', {
+      workflowId: workflowId.taskWatchdog(issueId),
+      taskQueue,
+      args: [input],
+    });
     await firstEvaluationRunning;
     await handle.signal(watchdogRecoverySignal, { watchdogId: successor, reason: 'worker_recovery' });
     finishFirstEvaluation();

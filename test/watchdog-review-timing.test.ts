@@ -25,8 +25,12 @@ afterAll(async () => {
 });
 
 const watchdogWakes = (watchdogId: string) =>
-  h.services.db.wakeRequest.findMany({ where: { idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } }, orderBy: { createdAt: 'asc' } });
-const watchdogState = (issueId: string) => h.services.client.workflow.getHandle(workflowId.taskWatchdog(issueId)).query(watchdogStateQuery);
+  h.services.db.wakeRequest.findMany({
+    where: { idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } },
+    orderBy: { createdAt: 'asc' },
+  });
+const watchdogState = (issueId: string) =>
+  h.services.client.workflow.getHandle(workflowId.taskWatchdog(issueId)).query(watchdogStateQuery);
 
 test('a leaf assigned and never woken is reviewed when its first-run grace ends, with no other change', async () => {
   const c = await seedCompany(h);
@@ -50,7 +54,10 @@ test('a leaf assigned and never woken is reviewed when its first-run grace ends,
   });
   expect(woken).toHaveLength(1);
   // the wake is written inside the evaluation, before the workflow records its result
-  await eventually('the evaluation after the grace', async () => (await watchdogState(root.id)).lastEvaluation?.state === 'stopped');
+  await eventually(
+    'the evaluation after the grace',
+    async () => (await watchdogState(root.id)).lastEvaluation?.state === 'stopped',
+  );
 });
 
 /**
@@ -87,7 +94,11 @@ test('a burst of material changes during a live review run gives exactly one fur
   const c = await seedCompany(h);
   const root = await c.issue({ title: 'ship feature' });
   const leaf = await c.issue({ title: 'write code', parentId: root.id, status: 'done' });
-  const watcher = await c.agent({ type: 'process', command: process.execPath, args: [reviewAgentScript(dir, leaf.id)] });
+  const watcher = await c.agent({
+    type: 'process',
+    command: process.execPath,
+    args: [reviewAgentScript(dir, leaf.id)],
+  });
   const put = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
   const watchdogId: string = put.body.id;
 
@@ -107,7 +118,10 @@ test('a burst of material changes during a live review run gives exactly one fur
   const deferred = await eventually('an evaluation after the whole burst', async () => {
     const state = await watchdogState(root.id);
     const evaluatedAt = state.lastEvaluation ? new Date(state.lastEvaluation.evaluatedAt) : null;
-    const lastWrite = await h.services.db.activityLog.findFirstOrThrow({ orderBy: { createdAt: 'desc' }, where: { entityType: 'issue', action: { in: ['issue.updated', 'issue.created'] } } });
+    const lastWrite = await h.services.db.activityLog.findFirstOrThrow({
+      orderBy: { createdAt: 'desc' },
+      where: { entityType: 'issue', action: { in: ['issue.updated', 'issue.created'] } },
+    });
     return evaluatedAt && evaluatedAt > lastWrite.createdAt && state.pendingChanges === 0 ? state.lastEvaluation : null;
   });
   expect(deferred.state).toBe('review_running');
@@ -120,15 +134,21 @@ test('a burst of material changes during a live review run gives exactly one fur
     'the second review reviewed',
     async () => {
       const state = await watchdogState(root.id);
-      const live = await h.services.db.run.count({ where: { issueId: reviewIssueId, status: { in: ['queued', 'running'] } } });
-      return state.lastEvaluation?.state === 'already_reviewed' && live === 0 && state.pendingChanges === 0 ? state : null;
+      const live = await h.services.db.run.count({
+        where: { issueId: reviewIssueId, status: { in: ['queued', 'running'] } },
+      });
+      return state.lastEvaluation?.state === 'already_reviewed' && live === 0 && state.pendingChanges === 0
+        ? state
+        : null;
     },
     60_000,
   );
   const wakes = await watchdogWakes(watchdogId);
   expect(wakes).toHaveLength(2);
   expect(await h.services.db.run.count({ where: { issueId: reviewIssueId } })).toBe(2);
-  expect((wakes[1].context as { taskWatchdog: { fingerprint: string } }).taskWatchdog.fingerprint).toBe(deferred.fingerprint);
+  expect((wakes[1].context as { taskWatchdog: { fingerprint: string } }).taskWatchdog.fingerprint).toBe(
+    deferred.fingerprint,
+  );
   const row = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdogId } });
   expect(row.lastReviewedFingerprint).toBe(deferred.fingerprint);
   expect(settled.lastEvaluation?.fingerprint).toBe(deferred.fingerprint);

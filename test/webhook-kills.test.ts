@@ -16,7 +16,12 @@ const SECRET = 'receiver-secret-0123456789';
 beforeAll(async () => {
   // a dead worker's attempt moves to a live one after 4 s (as in worker-kills.test.ts)
   h = await startHarness(
-    { TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '4000', TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: 'true', TREEWARDEN_WEBHOOK_RETRY_INITIAL_MS: '200', TREEWARDEN_WEBHOOK_DISPATCH_MS: '200' },
+    {
+      TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '4000',
+      TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: 'true',
+      TREEWARDEN_WEBHOOK_RETRY_INITIAL_MS: '200',
+      TREEWARDEN_WEBHOOK_DISPATCH_MS: '200',
+    },
     { inProcessWorker: false },
   );
   fleet = workerFleet(h);
@@ -38,14 +43,22 @@ test('a worker killed mid-delivery still gives exactly one delivery per notifica
   for (let trial = 0; trial < 3; trial++) {
     if (fleet.workers.length < 2) await Promise.all(replacements.splice(0));
     const c = await seedCompany(h);
-    const hook = await h.request('POST', `/api/companies/${c.companyId}/webhooks`, c.token, { url: receiver.url, events: ['phase_start'], secret: SECRET });
+    const hook = await h.request('POST', `/api/companies/${c.companyId}/webhooks`, c.token, {
+      url: receiver.url,
+      events: ['phase_start'],
+      secret: SECRET,
+    });
     expect(hook.status).toBe(201);
     receiver.mode = 'hold';
     const heldBefore = receiver.held.length;
     await Promise.all([1, 2].map((i) => c.issue({ title: `trial ${trial} task ${i}`, status: 'in_progress' })));
     await eventually('both POSTs sent and held', async () => receiver.held.length >= heldBefore + 2, 60_000);
     const victimDelivery = receiver.held[heldBefore].deliveryId;
-    const identity = await workerRunning(h.services.client, workflowId.webhookDelivery(victimDelivery), 'deliverWebhook');
+    const identity = await workerRunning(
+      h.services.client,
+      workflowId.webhookDelivery(victimDelivery),
+      'deliverWebhook',
+    );
     const victim = fleet.workers.find((w) => w.identity === identity);
     expect(victim).toBeDefined();
     await fleet.kill(victim!);
@@ -55,10 +68,14 @@ test('a worker killed mid-delivery still gives exactly one delivery per notifica
     receiver.mode = 'ok';
     receiver.answerHeld(204);
 
-    const deliveries = await eventually('both deliveries delivered', async () => {
-      const rows = await h.services.db.webhookDelivery.findMany({ where: { subscriptionId: hook.body.id } });
-      return rows.length === 2 && rows.every((d) => d.status === 'delivered') ? rows : null;
-    }, 60_000);
+    const deliveries = await eventually(
+      'both deliveries delivered',
+      async () => {
+        const rows = await h.services.db.webhookDelivery.findMany({ where: { subscriptionId: hook.body.id } });
+        return rows.length === 2 && rows.every((d) => d.status === 'delivered') ? rows : null;
+      },
+      60_000,
+    );
     expect(await h.services.db.notification.count({ where: { companyId: c.companyId } })).toBe(2);
     for (const delivery of deliveries) {
       const onWire = receiver.wire.filter((w) => w.deliveryId === delivery.id);
@@ -74,5 +91,7 @@ test('a worker killed mid-delivery still gives exactly one delivery per notifica
   const companies = new Set([...receiver.accepted.values()].map((w) => w.json.companyId));
   expect(companies.size).toBe(3);
   expect(receiver.accepted.size).toBe(6);
-  process.stdout.write(`webhook kills: ${killedMidPost} workers killed mid-POST, ${wireRepeats} repeated POSTs on the wire, ${receiver.accepted.size} notifications taken once each\n`);
+  process.stdout.write(
+    `webhook kills: ${killedMidPost} workers killed mid-POST, ${wireRepeats} repeated POSTs on the wire, ${receiver.accepted.size} notifications taken once each\n`,
+  );
 });

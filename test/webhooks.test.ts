@@ -39,13 +39,18 @@ async function receiver() {
 }
 
 async function subscribe(c: { companyId: string; token: string }, url: string, events = ALL_EVENTS) {
-  const created = await h.request('POST', `/api/companies/${c.companyId}/webhooks`, c.token, { url, events, secret: SECRET });
+  const created = await h.request('POST', `/api/companies/${c.companyId}/webhooks`, c.token, {
+    url,
+    events,
+    secret: SECRET,
+  });
   expect(created.status).toBe(201);
   return created.body as { id: string; secret: string };
 }
 
 /** "<kind> <subject>" of everything the receiver accepted, sorted */
-const acceptedFacts = (r: WebhookReceiver) => [...r.accepted.values()].map((w) => `${w.json.kind} ${w.json.subject}`).sort();
+const acceptedFacts = (r: WebhookReceiver) =>
+  [...r.accepted.values()].map((w) => `${w.json.kind} ${w.json.subject}`).sort();
 
 const deliveriesOf = (subscriptionId: string) => h.services.db.webhookDelivery.findMany({ where: { subscriptionId } });
 const allDelivered = async (subscriptionId: string, n: number) => {
@@ -53,9 +58,9 @@ const allDelivered = async (subscriptionId: string, n: number) => {
   return rows.length === n && rows.every((d) => d.status === 'delivered');
 };
 
-
 /** Resumed (after a reconciliation) it exits 0 at once; otherwise it works until stopped, without a checkpoint. */
-const AGENT = 'if [ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ]; then exit 0; fi; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait';
+const AGENT =
+  'if [ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ]; then exit 0; fi; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait';
 
 test('a scripted tree life notifies exactly its phase starts, new blockers and terminal results, each once and signed', async () => {
   const r = await receiver();
@@ -78,7 +83,12 @@ test('a scripted tree life notifies exactly its phase starts, new blockers and t
   const wake = await h.request('POST', `/api/issues/${child.id}/wake`, c.token, {});
   expect(wake.status).toBe(202);
   const firstRun: string = wake.body.runId;
-  await eventually('the agent is mid-command', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: firstRun } })).adapterEntered && existsSync(runFiles(firstRun, null).journal));
+  await eventually(
+    'the agent is mid-command',
+    async () =>
+      (await h.services.db.run.findUniqueOrThrow({ where: { id: firstRun } })).adapterEntered &&
+      existsSync(runFiles(firstRun, null).journal),
+  );
   const hold = await h.request('POST', `/api/issues/${root.id}/tree-holds`, c.token, { mode: 'pause' });
   expect(hold.status).toBe(201);
   await settled(h, firstRun);
@@ -87,14 +97,24 @@ test('a scripted tree life notifies exactly its phase starts, new blockers and t
 
   // resolution: the reconciled task resumes once and succeeds
   const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId: firstRun } });
-  expect((await h.request('POST', `/api/execution-blockers/${blocker.id}/resolve`, c.token, { resolution: 'no_external_effects' })).status).toBe(200);
-  const resumed = await eventually('the resumed run', () => h.services.db.run.findFirst({ where: { issueId: child.id, wakeReason: 'issue_tree_resumed' } }));
+  expect(
+    (
+      await h.request('POST', `/api/execution-blockers/${blocker.id}/resolve`, c.token, {
+        resolution: 'no_external_effects',
+      })
+    ).status,
+  ).toBe(200);
+  const resumed = await eventually('the resumed run', () =>
+    h.services.db.run.findFirst({ where: { issueId: child.id, wakeReason: 'issue_tree_resumed' } }),
+  );
   expect(await settled(h, resumed.id)).toMatchObject({ status: 'succeeded' });
 
   // a stopped verdict: the subtree is at rest with the child unfinished; the review run ends
   const watchdog = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
   expect(watchdog.status).toBe(201);
-  const reviewRun = await eventually('the review run', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));
+  const reviewRun = await eventually('the review run', () =>
+    h.services.db.run.findFirst({ where: { agentId: watcher.id } }),
+  );
   await settled(h, reviewRun.id);
   expect((await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token)).status).toBe(200);
 
@@ -122,7 +142,11 @@ test('a scripted tree life notifies exactly its phase starts, new blockers and t
   expect(acceptedFacts(r)).toEqual(expected);
   expect(r.wire).toHaveLength(expected.length);
   expect(r.wire.every((w) => w.signatureValid)).toBe(true);
-  expect(r.wire.every((w) => w.json.companyId === c.companyId && w.json.deliveryId === w.deliveryId && w.event === w.json.event)).toBe(true);
+  expect(
+    r.wire.every(
+      (w) => w.json.companyId === c.companyId && w.json.deliveryId === w.deliveryId && w.event === w.json.event,
+    ),
+  ).toBe(true);
   const families = Object.fromEntries(r.wire.map((w) => [w.json.kind, w.event]));
   expect(families).toEqual({
     issue_in_progress: 'phase_start',
@@ -135,7 +159,9 @@ test('a scripted tree life notifies exactly its phase starts, new blockers and t
   });
   const list = await h.request('GET', `/api/companies/${c.companyId}/webhooks/${hook.id}/deliveries`, c.token);
   expect(list.body.items).toHaveLength(expected.length);
-  expect(list.body.items.every((d: { status: string; attempts: number }) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
+  expect(
+    list.body.items.every((d: { status: string; attempts: number }) => d.status === 'delivered' && d.attempts === 1),
+  ).toBe(true);
 });
 
 test('a recovery run that ends terminal-clean raises no new watchdog alert and notifies only its terminal result', async () => {
@@ -146,7 +172,9 @@ test('a recovery run that ends terminal-clean raises no new watchdog alert and n
   const root = await c.issue({ title: 'watched' });
   await c.issue({ title: 'leaf', parentId: root.id, status: 'done' });
   const watchdog = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
-  const reviewRun = await eventually('the review (recovery) run', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));
+  const reviewRun = await eventually('the review (recovery) run', () =>
+    h.services.db.run.findFirst({ where: { agentId: watcher.id } }),
+  );
   const ended = await settled(h, reviewRun.id);
   expect(ended).toMatchObject({ status: 'succeeded' });
   // the watchdog looks again once its review run has ended
@@ -157,8 +185,15 @@ test('a recovery run that ends terminal-clean raises no new watchdog alert and n
   };
   await eventually('an evaluation after the review run ended', evaluatedAfter, 30_000);
   await eventually('both notifications delivered', () => allDelivered(hook.id, 2));
-  expect(await h.services.db.wakeRequest.count({ where: { idempotencyKey: { startsWith: `task_watchdog:${watchdog.body.id}:` } } })).toBe(1);
-  expect(acceptedFacts(r)).toEqual([`run_finished run:${reviewRun.id}`, `watchdog_stopped task-watchdog:${watchdog.body.id}`]);
+  expect(
+    await h.services.db.wakeRequest.count({
+      where: { idempotencyKey: { startsWith: `task_watchdog:${watchdog.body.id}:` } },
+    }),
+  ).toBe(1);
+  expect(acceptedFacts(r)).toEqual([
+    `run_finished run:${reviewRun.id}`,
+    `watchdog_stopped task-watchdog:${watchdog.body.id}`,
+  ]);
   expect(await h.services.db.notification.count({ where: { companyId: c.companyId } })).toBe(2);
 });
 
@@ -222,7 +257,8 @@ test('a slow receiver delays nobody else', async () => {
 describe('subscriptions', () => {
   test('bad input is a 400 naming the problem and writes nothing; another company is 404', async () => {
     const c = await seedCompany(h);
-    const post = (body: unknown, token = c.token) => h.request('POST', `/api/companies/${c.companyId}/webhooks`, token, body);
+    const post = (body: unknown, token = c.token) =>
+      h.request('POST', `/api/companies/${c.companyId}/webhooks`, token, body);
     const ftp = await post({ url: 'ftp://example.com/hook', events: ['phase_start'] });
     expect(ftp.status).toBe(400);
     expect(ftp.body.error.message).toContain('must be http or https');
@@ -235,7 +271,14 @@ describe('subscriptions', () => {
     const previous = h.services.config.TREEWARDEN_WEBHOOK_ALLOW_PRIVATE;
     h.services.config.TREEWARDEN_WEBHOOK_ALLOW_PRIVATE = false;
     try {
-      for (const url of ['http://127.0.0.1:9/hook', 'http://localhost/hook', 'http://10.1.2.3/hook', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/hook', 'http://192.168.0.10/x']) {
+      for (const url of [
+        'http://127.0.0.1:9/hook',
+        'http://localhost/hook',
+        'http://10.1.2.3/hook',
+        'http://169.254.169.254/latest/meta-data',
+        'http://[::1]/hook',
+        'http://192.168.0.10/x',
+      ]) {
         const refused = await post({ url, events: ['phase_start'] });
         expect([url, refused.status]).toEqual([url, 400]);
         expect(refused.body.error.message).toContain('TREEWARDEN_WEBHOOK_ALLOW_PRIVATE');
@@ -251,19 +294,42 @@ describe('subscriptions', () => {
   test('create shows the generated secret once; list hides it; delete stops new deliveries', async () => {
     const r = await receiver();
     const c = await seedCompany(h);
-    const created = await h.request('POST', `/api/companies/${c.companyId}/webhooks`, c.token, { url: r.url, events: ['phase_start', 'phase_start'] });
+    const created = await h.request('POST', `/api/companies/${c.companyId}/webhooks`, c.token, {
+      url: r.url,
+      events: ['phase_start', 'phase_start'],
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ url: r.url, events: ['phase_start'], secret: expect.stringMatching(/^whsec_[0-9a-f]{48}$/) });
+    expect(created.body).toMatchObject({
+      url: r.url,
+      events: ['phase_start'],
+      secret: expect.stringMatching(/^whsec_[0-9a-f]{48}$/),
+    });
     const listed = await h.request('GET', `/api/companies/${c.companyId}/webhooks`, c.token);
-    expect(listed.body.items).toEqual([{ id: created.body.id, companyId: c.companyId, url: r.url, events: ['phase_start'], createdAt: expect.any(String) }]);
-    expect((await h.request('DELETE', `/api/companies/${c.companyId}/webhooks/${created.body.id}`, c.token)).status).toBe(204);
-    expect((await h.request('DELETE', `/api/companies/${c.companyId}/webhooks/${created.body.id}`, c.token)).status).toBe(404);
+    expect(listed.body.items).toEqual([
+      {
+        id: created.body.id,
+        companyId: c.companyId,
+        url: r.url,
+        events: ['phase_start'],
+        createdAt: expect.any(String),
+      },
+    ]);
+    expect(
+      (await h.request('DELETE', `/api/companies/${c.companyId}/webhooks/${created.body.id}`, c.token)).status,
+    ).toBe(204);
+    expect(
+      (await h.request('DELETE', `/api/companies/${c.companyId}/webhooks/${created.body.id}`, c.token)).status,
+    ).toBe(404);
     expect((await h.request('GET', `/api/companies/${c.companyId}/webhooks`, c.token)).body.items).toEqual([]);
     // a retried create under one Idempotency-Key creates one subscription and answers the same secret
     const create = async () => {
       const res = await fetch(`${h.apiUrl}/api/companies/${c.companyId}/webhooks`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json', 'idempotency-key': 'hook-1' },
+        headers: {
+          authorization: `Bearer ${c.token}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'hook-1',
+        },
         body: JSON.stringify({ url: r.url, events: ['terminal_result'] }),
       });
       return { status: res.status, body: (await res.json()) as { id: string; secret: string } };

@@ -53,13 +53,22 @@ test('/metrics counts evaluations, wakes, stop verdicts, resumes and activity la
   expect(sample(text, 'treewarden_watchdog_evaluations_total{state="stopped"}')).toBeGreaterThanOrEqual(1);
   expect(sample(text, 'treewarden_watchdog_wakes_total')).toBe(1);
   // one verified stop, clean; whether the prepare step's shell left on SIGTERM or needed the SIGKILL varies
-  const clean = ['terminal-clean', 'terminal-clean_after_sigkill'].map((verdict) => sample(text, `treewarden_stop_verdicts_total{verdict="${verdict}"}`) || 0);
+  const clean = ['terminal-clean', 'terminal-clean_after_sigkill'].map(
+    (verdict) => sample(text, `treewarden_stop_verdicts_total{verdict="${verdict}"}`) || 0,
+  );
   expect(clean[0] + clean[1]).toBe(1);
   expect(text).not.toMatch(/^treewarden_stop_verdicts_total\{verdict="stop-partial/m);
   expect(sample(text, 'treewarden_hold_resumes_total')).toBe(1);
   expect(sample(text, 'treewarden_activity_duration_seconds_count{activity="applyPause",outcome="completed"}')).toBe(1);
-  expect(sample(text, 'treewarden_activity_duration_seconds_count{activity="executeRun",outcome="completed"}')).toBeGreaterThanOrEqual(2);
-  expect(sample(text, 'treewarden_activity_duration_seconds_bucket{le="+Inf",activity="evaluateWatchdog",outcome="completed"}')).toBeGreaterThanOrEqual(1);
+  expect(
+    sample(text, 'treewarden_activity_duration_seconds_count{activity="executeRun",outcome="completed"}'),
+  ).toBeGreaterThanOrEqual(2);
+  expect(
+    sample(
+      text,
+      'treewarden_activity_duration_seconds_bucket{le="+Inf",activity="evaluateWatchdog",outcome="completed"}',
+    ),
+  ).toBeGreaterThanOrEqual(1);
   // the watchdog is still running, so at least its execution is cached
   expect(sample(text, 'treewarden_workflow_cache_size')).toBeGreaterThanOrEqual(1);
 

@@ -18,7 +18,10 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 let bundle: Promise<WorkflowBundle> | undefined;
 /** Bundled once per test file: bundling takes seconds. */
 export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
+  bundle ??= bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
+  });
   return bundle;
 }
 
@@ -37,12 +40,20 @@ export interface Harness {
   worker: TreewardenWorker | null;
   /** the environment this harness was configured from, for worker processes to share */
   env: Record<string, string>;
-  request<T = any>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, token: string | null, body?: unknown): Promise<{ status: number; body: T }>;
+  request<T = any>(
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    url: string,
+    token: string | null,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }>;
   apiUrl: string;
   close(): Promise<void>;
 }
 
-export async function startHarness(overrides: Record<string, string> = {}, options: { maxCachedWorkflows?: number; inProcessWorker?: boolean } = {}): Promise<Harness> {
+export async function startHarness(
+  overrides: Record<string, string> = {},
+  options: { maxCachedWorkflows?: number; inProcessWorker?: boolean } = {},
+): Promise<Harness> {
   const stack = testStack();
   const database = await freshDatabase();
   const env: Record<string, string> = {
@@ -61,8 +72,15 @@ export async function startHarness(overrides: Record<string, string> = {}, optio
   };
   const config = parseConfig(env);
   const services = await connectServices(config, pino({ level: config.LOG_LEVEL }));
-  const connection = options.inProcessWorker === false ? null : await NativeConnection.connect({ address: stack.temporalAddress });
-  const worker = connection && (await createWorker(services, { connection, workflowBundle: await workflowBundle(), maxCachedWorkflows: options.maxCachedWorkflows ?? maxCachedFromEnv() }));
+  const connection =
+    options.inProcessWorker === false ? null : await NativeConnection.connect({ address: stack.temporalAddress });
+  const worker =
+    connection &&
+    (await createWorker(services, {
+      connection,
+      workflowBundle: await workflowBundle(),
+      maxCachedWorkflows: options.maxCachedWorkflows ?? maxCachedFromEnv(),
+    }));
   const running = worker?.run();
   const app = buildApi(services);
   const apiUrl = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -77,7 +95,10 @@ export async function startHarness(overrides: Record<string, string> = {}, optio
       // real HTTP against the listening API (fastify's inject pulls an ESM-only dependency into jest)
       const response = await fetch(`${apiUrl}${url}`, {
         method,
-        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
         ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       });
       const text = await response.text();
@@ -95,7 +116,11 @@ export async function startHarness(overrides: Record<string, string> = {}, optio
 }
 
 /** Polls `probe` until it returns a truthy value; fails with `what` after the deadline. */
-export async function eventually<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -115,10 +140,14 @@ export const runRow = (h: Harness, runId: string) => h.services.db.run.findUniqu
 
 /** The run's row once it has settled (succeeded, failed or cancelled). */
 export const settled = (h: Harness, runId: string, timeoutMs = 60_000) =>
-  eventually(`run ${runId} settled`, async () => {
-    const run = await runRow(h, runId);
-    return isTerminalRunStatus(run.status) ? run : null;
-  }, timeoutMs);
+  eventually(
+    `run ${runId} settled`,
+    async () => {
+      const run = await runRow(h, runId);
+      return isTerminalRunStatus(run.status) ? run : null;
+    },
+    timeoutMs,
+  );
 
 /** A company with its board token, plus helpers to make agents and issues through the API. */
 export async function seedCompany(h: Harness, name = 'Acme') {
@@ -130,7 +159,11 @@ export async function seedCompany(h: Harness, name = 'Acme') {
     companyId,
     token,
     async agent(adapter: unknown = { type: 'noop' }, extra: Record<string, unknown> = {}) {
-      const r = await h.request('POST', `/api/companies/${companyId}/agents`, token, { name: `agent-${randomBytes(3).toString('hex')}`, adapter, ...extra });
+      const r = await h.request('POST', `/api/companies/${companyId}/agents`, token, {
+        name: `agent-${randomBytes(3).toString('hex')}`,
+        adapter,
+        ...extra,
+      });
       if (r.status !== 201) throw new Error(`agent: ${JSON.stringify(r.body)}`);
       return r.body as { id: string };
     },

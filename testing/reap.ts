@@ -64,7 +64,9 @@ export async function teardownStack(state: GlobalStackState, log: Log): Promise<
   fs.rmSync(state.stackFile, { force: true });
   const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
   if (errors.length) {
-    throw new Error(`test stack teardown failed:\n${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('\n')}`);
+    throw new Error(
+      `test stack teardown failed:\n${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('\n')}`,
+    );
   }
 }
 

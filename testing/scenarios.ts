@@ -14,7 +14,10 @@ type Company = Awaited<ReturnType<typeof seedCompany>>;
 /** The run once its workflow has completed: the database may say settled while the stop is still being verified. */
 async function settledRun(h: Harness, runId: string) {
   // retried: the run's workflow may not have been started yet
-  await eventually(`run ${runId} completed`, async () => (await h.services.client.workflow.getHandle(workflowId.agentRun(runId)).result()) !== undefined);
+  await eventually(
+    `run ${runId} completed`,
+    async () => (await h.services.client.workflow.getHandle(workflowId.agentRun(runId)).result()) !== undefined,
+  );
   return h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
 }
 
@@ -36,14 +39,20 @@ export async function watchdogWakes(h: Harness, c: Company, { remove }: { remove
   await c.issue({ title: 'write docs', parentId: root.id, assigneeAgentId: (await c.agent()).id });
   const put = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
   if (put.status !== 201) throw new Error(`watchdog: ${JSON.stringify(put.body)}`);
-  const reviewRun = await eventually('the watchdog agent woken for the stopped subtree', () => h.services.db.run.findFirst({ where: { agentId: watcher.id } }));
+  const reviewRun = await eventually('the watchdog agent woken for the stopped subtree', () =>
+    h.services.db.run.findFirst({ where: { agentId: watcher.id } }),
+  );
   await settledRun(h, reviewRun.id);
   const watchdog = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
   if (remove) {
     await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token);
     await watchdog.result();
   }
-  return { issueId: root.id, watchdogWorkflowId: watchdog.workflowId, reviewRunWorkflowId: workflowId.agentRun(reviewRun.id) };
+  return {
+    issueId: root.id,
+    watchdogWorkflowId: watchdog.workflowId,
+    reviewRunWorkflowId: workflowId.agentRun(reviewRun.id),
+  };
 }
 
 interface HoldScenarioOptions {
@@ -61,9 +70,18 @@ export async function holdInterruptsRun(h: Harness, c: Company, options: HoldSce
   const { release, failFirstResumeWake = false } = options;
   // the prepare step blocks only on the first run, so the resumed run passes straight through
   const marker = `/tmp/tw-prep-${randomBytes(6).toString('hex')}`;
-  const agent = await c.agent({ type: 'process', command: 'true', prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] } });
+  const agent = await c.agent({
+    type: 'process',
+    command: 'true',
+    prepare: { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] },
+  });
   const parent = await c.issue({ title: `release train ${randomBytes(2).toString('hex')}` });
-  const child = await c.issue({ title: 'migrate the schema', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const child = await c.issue({
+    title: 'migrate the schema',
+    parentId: parent.id,
+    assigneeAgentId: agent.id,
+    status: 'in_progress',
+  });
   const stoppedRunId = await wake(h, c, child.id);
   await eventually('prepare step running', async () => existsSync(marker));
   const pause = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
@@ -116,11 +134,21 @@ export async function monitorStopsWithOwner(h: Harness, c: Company) {
   const agent = await c.agent({ type: 'process', command: 'sleep', args: ['30'] });
   const issue = await c.issue({ title: 'long task with a watcher', assigneeAgentId: agent.id, status: 'todo' });
   const runId = await wake(h, c, issue.id);
-  await eventually('run process started', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).processGroupId !== null);
-  const job = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, { kind: 'monitor', command: 'sleep', args: ['300'] });
+  await eventually(
+    'run process started',
+    async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).processGroupId !== null,
+  );
+  const job = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, {
+    kind: 'monitor',
+    command: 'sleep',
+    args: ['300'],
+  });
   if (job.status !== 201) throw new Error(`monitor: ${JSON.stringify(job.body)}`);
   const jobId = job.body.id as string;
-  await eventually('monitor process started', async () => (await h.services.db.job.findUniqueOrThrow({ where: { id: jobId } })).processGroupId !== null);
+  await eventually(
+    'monitor process started',
+    async () => (await h.services.db.job.findUniqueOrThrow({ where: { id: jobId } })).processGroupId !== null,
+  );
   const stop = await h.request('POST', `/api/work/${runId}/stop`, c.token);
   if (stop.status !== 200) throw new Error(`stop: ${JSON.stringify(stop.body)}`);
   await settledRun(h, runId);
@@ -133,9 +161,21 @@ export async function monitorStopsWithOwner(h: Harness, c: Company) {
  * a person resolves its execution blocker, and the resolution's workflow dispatches the one resume.
  */
 export async function blockerResolved(h: Harness, c: Company) {
-  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 60 & wait'] });
+  const agent = await c.agent({
+    type: 'process',
+    command: 'sh',
+    args: [
+      '-c',
+      '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 60 & wait',
+    ],
+  });
   const parent = await c.issue({ title: `nightly import ${randomBytes(2).toString('hex')}` });
-  const child = await c.issue({ title: 'load the data', parentId: parent.id, assigneeAgentId: agent.id, status: 'in_progress' });
+  const child = await c.issue({
+    title: 'load the data',
+    parentId: parent.id,
+    assigneeAgentId: agent.id,
+    status: 'in_progress',
+  });
   const runId = await wake(h, c, child.id);
   // the journal line comes after the adapter was entered: the agent is in its `sleep`
   await eventually('the agent is mid-command', async () => existsSync(runFiles(runId, null).journal));
@@ -144,7 +184,9 @@ export async function blockerResolved(h: Harness, c: Company) {
   await settledRun(h, runId);
   await h.request('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, c.token, {});
   const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
-  const resolved = await h.request('POST', `/api/execution-blockers/${blocker.id}/resolve`, c.token, { resolution: 'no_external_effects' });
+  const resolved = await h.request('POST', `/api/execution-blockers/${blocker.id}/resolve`, c.token, {
+    resolution: 'no_external_effects',
+  });
   if (resolved.status !== 200) throw new Error(`resolve: ${JSON.stringify(resolved.body)}`);
   const resolution = h.services.client.workflow.getHandle(workflowId.blockerResolution(blocker.id));
   await resolution.result();
@@ -156,9 +198,13 @@ export async function inspectionProbesHost(h: Harness, c: Company) {
   const agent = await c.agent({ type: 'process', command: 'sleep', args: ['30'] });
   const issue = await c.issue({ title: 'inspected while it runs', assigneeAgentId: agent.id, status: 'todo' });
   const runId = await wake(h, c, issue.id);
-  await eventually('run process started', async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).processGroupId !== null);
+  await eventually(
+    'run process started',
+    async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).processGroupId !== null,
+  );
   const view = await h.request('GET', `/api/runs/${runId}/inspect`, c.token);
-  if (view.status !== 200 || view.body.processTree?.visible !== true) throw new Error(`inspect: ${JSON.stringify(view.body)}`);
+  if (view.status !== 200 || view.body.processTree?.visible !== true)
+    throw new Error(`inspect: ${JSON.stringify(view.body)}`);
   const query = `WorkflowType = 'hostProbeWorkflow' AND TaskQueue = '${h.env.TREEWARDEN_TASK_QUEUE}'`;
   const probe = await eventually('the host-probe workflow indexed', async () => {
     for await (const execution of h.services.client.workflow.list({ query })) return execution;

@@ -26,7 +26,11 @@ export interface ServiceStack {
   output(): string;
 }
 
-export async function startServiceStack(opts: { temporalAddress: string; databaseUrl?: string; logLevel?: string }): Promise<ServiceStack> {
+export async function startServiceStack(opts: {
+  temporalAddress: string;
+  databaseUrl?: string;
+  logLevel?: string;
+}): Promise<ServiceStack> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-service-stack-'));
   const apiPort = await freePort();
   const env: NodeJS.ProcessEnv = {
@@ -42,14 +46,20 @@ export async function startServiceStack(opts: { temporalAddress: string; databas
   delete env.TREEWARDEN_ADMIN_TOKEN;
   delete env.TREEWARDEN_EMBEDDED_PG_PORT;
   if (opts.databaseUrl) env.DATABASE_URL = opts.databaseUrl;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'scripts/start.ts')], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'scripts/start.ts')], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
   child.stdout!.on('data', (d: Buffer) => output.push(d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let embeddedPort: number | undefined;
   await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`scripts/start.ts exited (${code}) before it was ready:\n${output.join('')}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`scripts/start.ts exited (${code}) before it was ready:\n${output.join('')}`)),
+    );
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       const pg = /embedded PostgreSQL (\d+)/.exec(line);
       if (pg) embeddedPort = Number(pg[1]);
@@ -79,10 +89,19 @@ export interface ApiResponse {
   body: any;
 }
 
-export async function callApi(apiUrl: string, method: string, url: string, token: string, body?: unknown): Promise<ApiResponse> {
+export async function callApi(
+  apiUrl: string,
+  method: string,
+  url: string,
+  token: string,
+  body?: unknown,
+): Promise<ApiResponse> {
   const response = await fetch(`${apiUrl}${url}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -100,35 +119,75 @@ export interface WorkloadResult {
  * One main-app client on its own company: creates an agent, then `rounds` × (create an issue, patch it, comment
  * on it, read it back), then lists its issues; every response is compared with what the client wrote.
  */
-export async function clientSession(stack: Pick<ServiceStack, 'apiUrl' | 'adminToken'>, n: number, rounds: number, result: WorkloadResult): Promise<void> {
+export async function clientSession(
+  stack: Pick<ServiceStack, 'apiUrl' | 'adminToken'>,
+  n: number,
+  rounds: number,
+  result: WorkloadResult,
+): Promise<void> {
   const call = async (what: string, method: string, url: string, token: string, body: unknown, status: number) => {
     const t0 = performance.now();
     const response = await callApi(stack.apiUrl, method, url, token, body);
     result.latencies.push(performance.now() - t0);
-    if (response.status !== status) result.problems.push(`client ${n} ${what}: ${response.status} ${JSON.stringify(response.body)}`);
+    if (response.status !== status)
+      result.problems.push(`client ${n} ${what}: ${response.status} ${JSON.stringify(response.body)}`);
     return response.body;
   };
-  const company = await call('create company', 'POST', '/api/companies', stack.adminToken, { name: `client ${n}` }, 201);
+  const company = await call(
+    'create company',
+    'POST',
+    '/api/companies',
+    stack.adminToken,
+    { name: `client ${n}` },
+    201,
+  );
   const token: string = company?.boardToken;
-  const agent = await call('create agent', 'POST', `/api/companies/${company?.id}/agents`, token, { name: `agent ${n}`, adapter: { type: 'noop' } }, 201);
+  const agent = await call(
+    'create agent',
+    'POST',
+    `/api/companies/${company?.id}/agents`,
+    token,
+    { name: `agent ${n}`, adapter: { type: 'noop' } },
+    201,
+  );
   const mine = new Map<string, string>();
   for (let round = 0; round < rounds; round++) {
     const title = `client ${n} round ${round} ${randomBytes(4).toString('hex')}`;
-    const issue = await call('create issue', 'POST', `/api/companies/${company?.id}/issues`, token, { title, assigneeAgentId: agent?.id }, 201);
+    const issue = await call(
+      'create issue',
+      'POST',
+      `/api/companies/${company?.id}/issues`,
+      token,
+      { title, assigneeAgentId: agent?.id },
+      201,
+    );
     if (issue?.title !== title) result.problems.push(`client ${n} created ${title} but got ${JSON.stringify(issue)}`);
     const renamed = `${title} (renamed)`;
-    const patched = await call('patch issue', 'PATCH', `/api/issues/${issue?.id}`, token, { title: renamed, status: 'in_progress' }, 200);
-    if (patched?.title !== renamed || patched?.status !== 'in_progress') result.problems.push(`client ${n} patched ${issue?.id} but got ${JSON.stringify(patched)}`);
+    const patched = await call(
+      'patch issue',
+      'PATCH',
+      `/api/issues/${issue?.id}`,
+      token,
+      { title: renamed, status: 'in_progress' },
+      200,
+    );
+    if (patched?.title !== renamed || patched?.status !== 'in_progress')
+      result.problems.push(`client ${n} patched ${issue?.id} but got ${JSON.stringify(patched)}`);
     const note = `note ${round} from ${n}`;
     const comment = await call('comment', 'POST', `/api/issues/${issue?.id}/comments`, token, { body: note }, 201);
-    if (comment?.issueId !== issue?.id || comment?.body !== note) result.problems.push(`client ${n} commented on ${issue?.id} but got ${JSON.stringify(comment)}`);
+    if (comment?.issueId !== issue?.id || comment?.body !== note)
+      result.problems.push(`client ${n} commented on ${issue?.id} but got ${JSON.stringify(comment)}`);
     const read = await call('read issue', 'GET', `/api/issues/${issue?.id}`, token, undefined, 200);
-    if (read?.id !== issue?.id || read?.title !== renamed || read?.companyId !== company?.id) result.problems.push(`client ${n} read ${issue?.id} but got ${JSON.stringify(read)}`);
+    if (read?.id !== issue?.id || read?.title !== renamed || read?.companyId !== company?.id)
+      result.problems.push(`client ${n} read ${issue?.id} but got ${JSON.stringify(read)}`);
     mine.set(issue?.id, renamed);
   }
   const listed = await call('list issues', 'GET', `/api/companies/${company?.id}/issues`, token, undefined, 200);
-  const seen = new Map<string, string>((listed?.items ?? []).map((i: { id: string; title: string }) => [i.id, i.title]));
-  if (JSON.stringify([...seen].sort()) !== JSON.stringify([...mine].sort())) result.problems.push(`client ${n} listed ${JSON.stringify([...seen])}, wrote ${JSON.stringify([...mine])}`);
+  const seen = new Map<string, string>(
+    (listed?.items ?? []).map((i: { id: string; title: string }) => [i.id, i.title]),
+  );
+  if (JSON.stringify([...seen].sort()) !== JSON.stringify([...mine].sort()))
+    result.problems.push(`client ${n} listed ${JSON.stringify([...seen])}, wrote ${JSON.stringify([...mine])}`);
 }
 
 /** Requests one clientSession makes. */

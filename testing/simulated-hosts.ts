@@ -16,7 +16,10 @@ import { bundlePath } from './worker-fleet';
 
 /** Namespaces need root and util-linux: without them the fleet suite fails here, loudly; it never skips. */
 export function requireNamespaces(): void {
-  if (process.getuid?.() !== 0) throw new Error('the fleet suite simulates hosts with `unshare --pid --uts --mount-proc`, which needs root: run it as root');
+  if (process.getuid?.() !== 0)
+    throw new Error(
+      'the fleet suite simulates hosts with `unshare --pid --uts --mount-proc`, which needs root: run it as root',
+    );
   for (const tool of ['unshare', 'nsenter', 'setsid']) {
     try {
       execFileSync('which', [tool], { stdio: 'ignore' });
@@ -62,7 +65,20 @@ const childrenOf = (ppid: number) =>
     .map(Number);
 
 export async function simulatedHost(name: string): Promise<SimulatedHost> {
-  const unshare = spawn('setsid', ['unshare', '--uts', '--pid', '--fork', '--mount-proc', 'sh', '-c', `hostname ${name}; echo ready; while :; do sleep 3600; done`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const unshare = spawn(
+    'setsid',
+    [
+      'unshare',
+      '--uts',
+      '--pid',
+      '--fork',
+      '--mount-proc',
+      'sh',
+      '-c',
+      `hostname ${name}; echo ready; while :; do sleep 3600; done`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve, reject) => {
     unshare.stdout!.once('data', () => resolve());
     unshare.once('exit', (code) => reject(new Error(`host ${name} did not start (unshare exited ${code})`)));
@@ -72,14 +88,26 @@ export async function simulatedHost(name: string): Promise<SimulatedHost> {
   const host: SimulatedHost = {
     name,
     spawn(argv, env) {
-      const child = spawn('nsenter', ['-t', String(init), '-p', '-u', '-m', `--wd=${REPO_ROOT}`, ...argv], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('nsenter', ['-t', String(init), '-p', '-u', '-m', `--wd=${REPO_ROOT}`, ...argv], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       children.add(child);
       void new Promise((resolve) => child.once('exit', resolve)).then(() => children.delete(child));
       let pid: Promise<number> | undefined;
-      return { child, pid: () => (pid ??= eventually(`the process nsenter started on ${name}`, async () => childrenOf(child.pid!)[0])) };
+      return {
+        child,
+        pid: () =>
+          (pid ??= eventually(`the process nsenter started on ${name}`, async () => childrenOf(child.pid!)[0])),
+      };
     },
     async startWorker(env) {
-      const { child, pid: nodePid } = host.spawn([process.execPath, '--import', 'tsx', 'workers/main.ts'], { ...process.env, ...env, TREEWARDEN_WORKFLOW_BUNDLE: await bundlePath(), LOG_LEVEL: 'info' });
+      const { child, pid: nodePid } = host.spawn([process.execPath, '--import', 'tsx', 'workers/main.ts'], {
+        ...process.env,
+        ...env,
+        TREEWARDEN_WORKFLOW_BUNDLE: await bundlePath(),
+        LOG_LEVEL: 'info',
+      });
       // every worker's log, kept for the post-mortem of a failed run (.tmp/fleet-<jest pid>-<host>.log)
       mkdirSync(TMP_DIR, { recursive: true });
       const log = createWriteStream(join(TMP_DIR, `fleet-${process.pid}-${name}.log`), { flags: 'a' });
@@ -92,9 +120,12 @@ export async function simulatedHost(name: string): Promise<SimulatedHost> {
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       const started = await new Promise<{ hostId: string; pid: number; hostname: string }>((resolve, reject) => {
         createInterface({ input: child.stdout! }).on('line', (line) => {
-          if (line.includes('"msg":"worker started"')) resolve(JSON.parse(line) as { hostId: string; pid: number; hostname: string });
+          if (line.includes('"msg":"worker started"'))
+            resolve(JSON.parse(line) as { hostId: string; pid: number; hostname: string });
         });
-        void exited.then(() => reject(new Error(`worker on ${name} exited before it was ready: ${stderr.join('').slice(-2000)}`)));
+        void exited.then(() =>
+          reject(new Error(`worker on ${name} exited before it was ready: ${stderr.join('').slice(-2000)}`)),
+        );
       });
       return { pid: await nodePid(), hostId: started.hostId, identity: `${started.pid}@${started.hostname}`, exited };
     },
@@ -137,7 +168,9 @@ export async function historyOutline(client: Client, workflowId: string): Promis
   return (history.events ?? [])
     .map((e) => {
       const scheduled = e.activityTaskScheduledEventAttributes;
-      const failed = e.activityTaskFailedEventAttributes?.failure?.message ?? e.activityTaskTimedOutEventAttributes?.failure?.message;
+      const failed =
+        e.activityTaskFailedEventAttributes?.failure?.message ??
+        e.activityTaskTimedOutEventAttributes?.failure?.message;
       const at = e.eventTime?.seconds ? new Date(Number(e.eventTime.seconds) * 1000).toISOString().slice(11, 19) : '';
       return `${at} ${temporal.api.enums.v1.EventType[e.eventType ?? 0]}${scheduled ? ` ${scheduled.activityType?.name} on ${scheduled.taskQueue?.name}` : ''}${failed ? ` (${failed})` : ''}`;
     })

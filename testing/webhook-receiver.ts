@@ -13,7 +13,17 @@ export interface ReceivedWebhook {
   timestamp: string;
   signature: string;
   body: string;
-  json: { id: string; deliveryId: string; event: string; kind: string; subject: string; stateVersion: string; companyId: string; issueId: string | null; data: Record<string, unknown> };
+  json: {
+    id: string;
+    deliveryId: string;
+    event: string;
+    kind: string;
+    subject: string;
+    stateVersion: string;
+    companyId: string;
+    issueId: string | null;
+    data: Record<string, unknown>;
+  };
   /** the receiver's own HMAC check of "<timestamp>.<body>" */
   signatureValid: boolean;
 }

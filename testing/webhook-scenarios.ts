@@ -17,16 +17,33 @@ async function deliveryEnding(h: Harness, c: Company, mode: 'ok' | 'error'): Pro
   const saved = { allow: config.TREEWARDEN_WEBHOOK_ALLOW_PRIVATE, giveUp: config.TREEWARDEN_WEBHOOK_GIVE_UP_MS };
   Object.assign(config, { TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: true, TREEWARDEN_WEBHOOK_GIVE_UP_MS: 2_000 });
   try {
-    const hook = await h.request('POST', `/api/companies/${c.companyId}/webhooks`, c.token, { url: receiver.url, events: ['phase_start'], secret: 'recording-secret-0123456789' });
+    const hook = await h.request('POST', `/api/companies/${c.companyId}/webhooks`, c.token, {
+      url: receiver.url,
+      events: ['phase_start'],
+      secret: 'recording-secret-0123456789',
+    });
     if (hook.status !== 201) throw new Error(`webhook: ${JSON.stringify(hook.body)}`);
-    await h.request('POST', `/api/companies/${c.companyId}/issues`, c.token, { title: `webhook ${mode}`, status: 'in_progress' });
-    const delivery = await eventually('the delivery settled', () => h.services.db.webhookDelivery.findFirst({ where: { subscriptionId: hook.body.id, status: { not: 'pending' } } }), 60_000);
+    await h.request('POST', `/api/companies/${c.companyId}/issues`, c.token, {
+      title: `webhook ${mode}`,
+      status: 'in_progress',
+    });
+    const delivery = await eventually(
+      'the delivery settled',
+      () =>
+        h.services.db.webhookDelivery.findFirst({
+          where: { subscriptionId: hook.body.id, status: { not: 'pending' } },
+        }),
+      60_000,
+    );
     const id = workflowId.webhookDelivery(delivery.id);
     await h.services.client.workflow.getHandle(id).result();
     await h.request('DELETE', `/api/companies/${c.companyId}/webhooks/${hook.body.id}`, c.token);
     return id;
   } finally {
-    Object.assign(config, { TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: saved.allow, TREEWARDEN_WEBHOOK_GIVE_UP_MS: saved.giveUp });
+    Object.assign(config, {
+      TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: saved.allow,
+      TREEWARDEN_WEBHOOK_GIVE_UP_MS: saved.giveUp,
+    });
     await receiver.close();
   }
 }

@@ -62,10 +62,13 @@ export function workerFleet(h: Harness): WorkerFleet {
       let healthz = '';
       const ready = new Promise<void>((resolve, reject) => {
         createInterface({ input: child.stdout! }).on('line', (line) => {
-          if (line.includes('"msg":"metrics server listening"')) healthz = (JSON.parse(line) as { healthz: string }).healthz;
+          if (line.includes('"msg":"metrics server listening"'))
+            healthz = (JSON.parse(line) as { healthz: string }).healthz;
           if (line.includes('"msg":"worker started"')) resolve();
         });
-        void exited.then(() => reject(new Error(`worker process exited before it was ready: ${stderr.join('').slice(-2000)}`)));
+        void exited.then(() =>
+          reject(new Error(`worker process exited before it was ready: ${stderr.join('').slice(-2000)}`)),
+        );
       });
       await ready;
       const worker = { pid: child.pid!, identity: `${child.pid}@${hostname()}`, healthz, exited };
@@ -95,6 +98,8 @@ export function workerFleet(h: Harness): WorkerFleet {
 export async function workerRunning(client: Client, workflowId: string, activityType: string): Promise<string | null> {
   const description = await client.workflow.getHandle(workflowId).describe();
   const pending = description.raw.pendingActivities ?? [];
-  const started = pending.find((a) => a.activityType?.name === activityType && a.lastWorkerIdentity && Number(a.state) === 2 /* STARTED */);
+  const started = pending.find(
+    (a) => a.activityType?.name === activityType && a.lastWorkerIdentity && Number(a.state) === 2 /* STARTED */,
+  );
   return started?.lastWorkerIdentity ?? null;
 }

@@ -17,7 +17,10 @@ const RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_
 
 function retryInBackground(deps: Deps, issueIds: string[], reason: string, attempt: number) {
   if (attempt >= RETRY_DELAYS_MS.length) {
-    deps.log.warn({ issueIds, reason, attempts: attempt + 1 }, 'subtreeChanged signal kept failing; the safety tick will catch up');
+    deps.log.warn(
+      { issueIds, reason, attempts: attempt + 1 },
+      'subtreeChanged signal kept failing; the safety tick will catch up',
+    );
     return;
   }
   // unref: a pending retry never holds a stopping process open (the safety tick covers it)
@@ -33,7 +36,12 @@ async function signalWatchdogsAbove(deps: Deps, issueIds: string[], reason: stri
   try {
     const watchdogs = await watchdogsAbove(deps.db, issueIds);
     const results = await Promise.allSettled(
-      watchdogs.map((w) => deps.orchestrator.subtreeChanged({ watchdogId: w.id, companyId: w.companyId, issueId: w.issueId, title: w.issue.title }, reason)),
+      watchdogs.map((w) =>
+        deps.orchestrator.subtreeChanged(
+          { watchdogId: w.id, companyId: w.companyId, issueId: w.issueId, title: w.issue.title },
+          reason,
+        ),
+      ),
     );
     const failed = results.filter((r) => r.status === 'rejected');
     if (failed.length === 0) return true;

@@ -29,18 +29,27 @@ export interface WatchdogInput {
 export async function assertWatchdogAgent(tx: Tx, companyId: string, agentId: string) {
   const agent = await tx.agent.findUnique({ where: { id: agentId } });
   if (!agent || agent.companyId !== companyId) throw new AppError('not_found', 'agent not found');
-  if (!isInvokable(agent.status)) throw new AppError('conflict', 'Cannot assign watchdog to an agent that is not invokable');
+  if (!isInvokable(agent.status))
+    throw new AppError('conflict', 'Cannot assign watchdog to an agent that is not invokable');
   return agent;
 }
 
 export function assertWatchable(issue: { originKind: string }) {
   if (issue.originKind === TASK_WATCHDOG_ORIGIN) {
-    throw new AppError('unprocessable', 'A task_watchdog review issue cannot itself be watched; watch the issue it reviews instead');
+    throw new AppError(
+      'unprocessable',
+      'A task_watchdog review issue cannot itself be watched; watch the issue it reviews instead',
+    );
   }
 }
 
 /** Upsert inside the caller's transaction. The unique active key settles racing first PUTs. */
-export async function upsertWatchdog(tx: Tx, issue: { id: string; companyId: string; originKind: string }, input: WatchdogInput, actor: Actor) {
+export async function upsertWatchdog(
+  tx: Tx,
+  issue: { id: string; companyId: string; originKind: string },
+  input: WatchdogInput,
+  actor: Actor,
+) {
   assertWatchable(issue);
   await assertWatchdogAgent(tx, issue.companyId, input.agentId);
   const instructions = normalizeInstructions(input.instructions);
@@ -48,25 +57,57 @@ export async function upsertWatchdog(tx: Tx, issue: { id: string; companyId: str
   if (existing) {
     const changed = existing.agentId !== input.agentId || existing.instructions !== instructions;
     const updated = changed
-      ? await tx.watchdog.update({ where: { id: existing.id }, data: { agentId: input.agentId, instructions, revision: { increment: 1 } } })
+      ? await tx.watchdog.update({
+          where: { id: existing.id },
+          data: { agentId: input.agentId, instructions, revision: { increment: 1 } },
+        })
       : existing;
     if (changed) {
-      await logActivity(tx, { companyId: issue.companyId, actor, action: 'issue.watchdog_updated', entityType: 'issue', entityId: issue.id, details: { watchdogId: existing.id, agentId: input.agentId, revision: updated.revision } });
+      await logActivity(tx, {
+        companyId: issue.companyId,
+        actor,
+        action: 'issue.watchdog_updated',
+        entityType: 'issue',
+        entityId: issue.id,
+        details: { watchdogId: existing.id, agentId: input.agentId, revision: updated.revision },
+      });
     }
     return { watchdog: updated, created: false };
   }
   // a re-added watchdog adopts the previous row's review task, so it is never duplicated
-  const previous = await tx.watchdog.findFirst({ where: { issueId: issue.id, reviewIssueId: { not: null } }, orderBy: { createdAt: 'desc' } });
+  const previous = await tx.watchdog.findFirst({
+    where: { issueId: issue.id, reviewIssueId: { not: null } },
+    orderBy: { createdAt: 'desc' },
+  });
   if (previous) await tx.watchdog.update({ where: { id: previous.id }, data: { reviewIssueId: null } });
   const watchdog = await tx.watchdog.create({
-    data: { companyId: issue.companyId, issueId: issue.id, activeIssueId: issue.id, agentId: input.agentId, instructions, reviewIssueId: previous?.reviewIssueId ?? null },
+    data: {
+      companyId: issue.companyId,
+      issueId: issue.id,
+      activeIssueId: issue.id,
+      agentId: input.agentId,
+      instructions,
+      reviewIssueId: previous?.reviewIssueId ?? null,
+    },
   });
-  await logActivity(tx, { companyId: issue.companyId, actor, action: 'issue.watchdog_created', entityType: 'issue', entityId: issue.id, details: { watchdogId: watchdog.id, agentId: input.agentId } });
+  await logActivity(tx, {
+    companyId: issue.companyId,
+    actor,
+    action: 'issue.watchdog_created',
+    entityType: 'issue',
+    entityId: issue.id,
+    details: { watchdogId: watchdog.id, agentId: input.agentId },
+  });
   return { watchdog, created: true };
 }
 
 /** PUT with retry: two racing first PUTs both try to insert; the loser retries as an update. */
-export async function putWatchdog(deps: Deps, issue: { id: string; companyId: string; originKind: string }, input: WatchdogInput, actor: Actor) {
+export async function putWatchdog(
+  deps: Deps,
+  issue: { id: string; companyId: string; originKind: string },
+  input: WatchdogInput,
+  actor: Actor,
+) {
   for (let attempt = 0; ; attempt++) {
     try {
       return await deps.db.$transaction((tx) => upsertWatchdog(tx, issue, input, actor));
@@ -80,8 +121,18 @@ export async function removeWatchdog(deps: Deps, issue: { id: string; companyId:
   return deps.db.$transaction(async (tx) => {
     const existing = await tx.watchdog.findUnique({ where: { activeIssueId: issue.id } });
     if (!existing) return null;
-    const removed = await tx.watchdog.update({ where: { id: existing.id }, data: { status: 'disabled', activeIssueId: null } });
-    await logActivity(tx, { companyId: issue.companyId, actor, action: 'issue.watchdog_removed', entityType: 'issue', entityId: issue.id, details: { watchdogId: existing.id } });
+    const removed = await tx.watchdog.update({
+      where: { id: existing.id },
+      data: { status: 'disabled', activeIssueId: null },
+    });
+    await logActivity(tx, {
+      companyId: issue.companyId,
+      actor,
+      action: 'issue.watchdog_removed',
+      entityType: 'issue',
+      entityId: issue.id,
+      details: { watchdogId: existing.id },
+    });
     return removed;
   });
 }
@@ -93,26 +144,61 @@ export async function removeWatchdog(deps: Deps, issue: { id: string; companyId:
 export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<EvaluationSummary> {
   const { watchdog, review, nodes } = await loadEvaluationInput(deps.db, watchdogId);
   const evaluatedAt = new Date();
-  const base = { watchdogId, includedCount: 0, stoppedLeafCount: 0, liveIssueIds: [], incompleteIssueIds: [], woke: false, reviewIssueId: watchdog?.reviewIssueId ?? null, evaluatedAt: evaluatedAt.toISOString() };
+  const base = {
+    watchdogId,
+    includedCount: 0,
+    stoppedLeafCount: 0,
+    liveIssueIds: [],
+    incompleteIssueIds: [],
+    woke: false,
+    reviewIssueId: watchdog?.reviewIssueId ?? null,
+    evaluatedAt: evaluatedAt.toISOString(),
+  };
   // a row deleted with its issue or company is as removed as a disabled one
   if (watchdog?.status !== 'active') {
-    return { ...base, state: 'removed', fingerprint: null, lastReviewedFingerprint: watchdog?.lastReviewedFingerprint ?? null };
+    return {
+      ...base,
+      state: 'removed',
+      fingerprint: null,
+      lastReviewedFingerprint: watchdog?.lastReviewedFingerprint ?? null,
+    };
   }
   let lastReviewed = watchdog.lastReviewedFingerprint;
-  if (review && watchdog.pendingReviewFingerprint && isReviewDisposition(review.status, review.assigneeAgentId, watchdog.agentId)) {
+  if (
+    review &&
+    watchdog.pendingReviewFingerprint &&
+    isReviewDisposition(review.status, review.assigneeAgentId, watchdog.agentId)
+  ) {
     lastReviewed = watchdog.pendingReviewFingerprint;
     await deps.db.$transaction(async (tx) => {
-      await tx.watchdog.update({ where: { id: watchdogId }, data: { lastReviewedFingerprint: lastReviewed, pendingReviewFingerprint: null } });
+      await tx.watchdog.update({
+        where: { id: watchdogId },
+        data: { lastReviewedFingerprint: lastReviewed, pendingReviewFingerprint: null },
+      });
       await logSystemActivity(tx, watchdog.companyId, {
         action: 'issue.task_watchdog_fingerprint_reviewed',
         entityType: 'issue',
         entityId: watchdog.issueId,
-        details: { watchdogId, reviewIssueId: review.id, reviewedFingerprint: lastReviewed, reviewIssueStatus: review.status },
+        details: {
+          watchdogId,
+          reviewIssueId: review.id,
+          reviewedFingerprint: lastReviewed,
+          reviewIssueStatus: review.status,
+        },
       });
     });
   }
-  const result = classifySubtree(nodes, { agentId: watchdog.agentId, instructions: watchdog.instructions }, evaluatedAt, deps.config.TREEWARDEN_FIRST_RUN_GRACE_MS);
-  const summary = (state: EvaluationSummary['state'], woke = false, reviewIssueId = watchdog.reviewIssueId): EvaluationSummary => ({
+  const result = classifySubtree(
+    nodes,
+    { agentId: watchdog.agentId, instructions: watchdog.instructions },
+    evaluatedAt,
+    deps.config.TREEWARDEN_FIRST_RUN_GRACE_MS,
+  );
+  const summary = (
+    state: EvaluationSummary['state'],
+    woke = false,
+    reviewIssueId = watchdog.reviewIssueId,
+  ): EvaluationSummary => ({
     ...base,
     state,
     fingerprint: result.fingerprint,
@@ -129,7 +215,8 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
   if (result.state !== 'stopped') return persist(deps, watchdogId, summary(result.state));
   if (result.fingerprint === lastReviewed) return persist(deps, watchdogId, summary('already_reviewed'));
   const trigger = await triggerReview(deps, watchdogId, result);
-  if (trigger.kind === 'review_running') return persist(deps, watchdogId, summary('review_running'), result.fingerprint);
+  if (trigger.kind === 'review_running')
+    return persist(deps, watchdogId, summary('review_running'), result.fingerprint);
   return persist(deps, watchdogId, summary('stopped', trigger.woke, trigger.reviewIssueId), result.fingerprint);
 }
 
@@ -142,15 +229,25 @@ async function persist(deps: Deps, watchdogId: string, summary: EvaluationSummar
 }
 
 /** Warn once when an issue first becomes incomplete; again only after it was complete in between. */
-async function recordIncompleteness(deps: Deps, watchdog: { id: string; issueId: string; incompleteIssueIds: string[] }, result: Classification) {
+async function recordIncompleteness(
+  deps: Deps,
+  watchdog: { id: string; issueId: string; incompleteIssueIds: string[] },
+  result: Classification,
+) {
   const previous = new Set(watchdog.incompleteIssueIds);
   const fresh = result.incompleteIssueIds.filter((id) => !previous.has(id));
   const same = fresh.length === 0 && previous.size === result.incompleteIssueIds.length;
   if (same) return;
   if (fresh.length > 0) {
-    deps.log.warn({ watchdogId: watchdog.id, watchedIssueId: watchdog.issueId, newlyIncompleteIssueIds: fresh }, 'watchdog subtree deeper than 100 levels: evaluation incomplete, no review dispatched');
+    deps.log.warn(
+      { watchdogId: watchdog.id, watchedIssueId: watchdog.issueId, newlyIncompleteIssueIds: fresh },
+      'watchdog subtree deeper than 100 levels: evaluation incomplete, no review dispatched',
+    );
   }
-  await deps.db.watchdog.update({ where: { id: watchdog.id }, data: { incompleteIssueIds: result.incompleteIssueIds } });
+  await deps.db.watchdog.update({
+    where: { id: watchdog.id },
+    data: { incompleteIssueIds: result.incompleteIssueIds },
+  });
 }
 
 /**
@@ -172,7 +269,10 @@ async function triggerReview(deps: Deps, watchdogId: string, result: Classificat
   const fingerprint = result.fingerprint!;
   const outcome = await deps.db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
-    const watchdog = await tx.watchdog.findUniqueOrThrow({ where: { id: watchdogId }, include: { issue: true, reviewIssue: true } });
+    const watchdog = await tx.watchdog.findUniqueOrThrow({
+      where: { id: watchdogId },
+      include: { issue: true, reviewIssue: true },
+    });
     // Under the watchdog's lock, so no two evaluations can both see "no review live".
     if (await reviewRunLive(tx, watchdog.reviewIssueId)) return null;
     const reviewIssue = await ensureReviewIssue(tx, watchdog);
@@ -211,7 +311,14 @@ async function triggerReview(deps: Deps, watchdogId: string, result: Classificat
         action: 'issue.task_watchdog_triggered',
         entityType: 'issue',
         entityId: watchdog.issueId,
-        details: { source: 'task_watchdogs.evaluate', watchdogId, reviewIssueId: reviewIssue.id, stopFingerprint: fingerprint, stoppedLeaves: result.stoppedLeaves.map((l) => l.id), wakeRequestId: wake.wake.id },
+        details: {
+          source: 'task_watchdogs.evaluate',
+          watchdogId,
+          reviewIssueId: reviewIssue.id,
+          stopFingerprint: fingerprint,
+          stoppedLeaves: result.stoppedLeaves.map((l) => l.id),
+          wakeRequestId: wake.wake.id,
+        },
       });
     }
     return { wakeId: wake.wake.id, created: wake.created, reviewIssueId: reviewIssue.id };
@@ -225,7 +332,14 @@ async function triggerReview(deps: Deps, watchdogId: string, result: Classificat
 /** Exactly one live review task per watched issue: reuse it, reopen it to todo when terminal. */
 async function ensureReviewIssue(
   tx: Tx,
-  watchdog: { id: string; companyId: string; issueId: string; agentId: string; issue: { title: string }; reviewIssue: { id: string; status: string; assigneeAgentId: string | null } | null },
+  watchdog: {
+    id: string;
+    companyId: string;
+    issueId: string;
+    agentId: string;
+    issue: { title: string };
+    reviewIssue: { id: string; status: string; assigneeAgentId: string | null } | null;
+  },
 ) {
   const review = watchdog.reviewIssue;
   if (review) {

@@ -42,7 +42,9 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     connection: options.connection,
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TREEWARDEN_TASK_QUEUE,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: require.resolve('../workflows') }),
     activities: createActivities(deps),
     ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
     ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
@@ -92,11 +94,24 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
 export async function recoverWorkflows(deps: Deps): Promise<{ watchdogs: number; runs: number }> {
   const watchdogs = await activeWatchdogs(deps);
   await forEachConcurrently(watchdogs, RECOVERY_CONCURRENCY, (w) =>
-    deps.orchestrator.recoverWatchdog({ watchdogId: w.id, companyId: w.companyId, issueId: w.issueId, title: w.issue.title }),
+    deps.orchestrator.recoverWatchdog({
+      watchdogId: w.id,
+      companyId: w.companyId,
+      issueId: w.issueId,
+      title: w.issue.title,
+    }),
   );
-  const queued = await deps.db.run.findMany({ where: { status: 'queued' }, include: { issue: { select: { title: true } } } });
+  const queued = await deps.db.run.findMany({
+    where: { status: 'queued' },
+    include: { issue: { select: { title: true } } },
+  });
   await forEachConcurrently(queued, RECOVERY_CONCURRENCY, (run) =>
-    deps.orchestrator.startRun({ runId: run.id, companyId: run.companyId, issueId: run.issueId, title: run.issue.title }),
+    deps.orchestrator.startRun({
+      runId: run.id,
+      companyId: run.companyId,
+      issueId: run.issueId,
+      title: run.issue.title,
+    }),
   );
   return { watchdogs: watchdogs.length, runs: queued.length };
 }

@@ -23,13 +23,25 @@ async function main() {
   Runtime.install({
     logger: new DefaultLogger('INFO', (entry) => {
       const level = entry.level.toLowerCase() as Lowercase<LogLevel>;
-      log[level === 'trace' ? 'trace' : level === 'warn' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info']({ ...entry.meta, source: 'temporal' }, entry.message);
+      log[
+        level === 'trace'
+          ? 'trace'
+          : level === 'warn'
+            ? 'warn'
+            : level === 'error'
+              ? 'error'
+              : level === 'debug'
+                ? 'debug'
+                : 'info'
+      ]({ ...entry.meta, source: 'temporal' }, entry.message);
     }),
   });
   // the drain, then SIGTERM to in-flight commands and SIGKILL a stop grace later, then closing up
   exitAfterGraceOnSignal(config.TREEWARDEN_SHUTDOWN_GRACE_MS + config.TREEWARDEN_STOP_GRACE_MS + CLOSE_MARGIN_MS, log);
   const services = await connectServices(config, log);
-  await registerSearchAttributes(services.connection, config.TEMPORAL_NAMESPACE, SEARCH_ATTRIBUTE_TYPES, (line) => log.info(line));
+  await registerSearchAttributes(services.connection, config.TEMPORAL_NAMESPACE, SEARCH_ATTRIBUTE_TYPES, (line) =>
+    log.info(line),
+  );
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const bundlePath = config.TREEWARDEN_WORKFLOW_BUNDLE ?? join(config.TREEWARDEN_DATA_DIR, 'workflow-bundle.js');
   const metrics = createMetrics();
@@ -39,14 +51,31 @@ async function main() {
     metrics,
     ...(existsSync(bundlePath) ? { workflowBundle: { code: readFileSync(bundlePath, 'utf8') } } : {}),
   });
-  const metricsServer = await startMetricsServer({ host: config.TREEWARDEN_WORKER_METRICS_HOST, port: config.TREEWARDEN_WORKER_METRICS_PORT, metrics, worker });
-  log.info({ healthz: `${metricsServer.url}/healthz`, metrics: `${metricsServer.url}/metrics` }, 'metrics server listening');
+  const metricsServer = await startMetricsServer({
+    host: config.TREEWARDEN_WORKER_METRICS_HOST,
+    port: config.TREEWARDEN_WORKER_METRICS_PORT,
+    metrics,
+    worker,
+  });
+  log.info(
+    { healthz: `${metricsServer.url}/healthz`, metrics: `${metricsServer.url}/metrics` },
+    'metrics server listening',
+  );
   const running = worker.run();
   const recovered = await recoverWorkflows(services);
   // polling already: a stop this host's queue holds is served while the sweep looks for orphans
   const reaped = await sweepOrphans(services);
   const sweeping = setInterval(() => void sweepOrphans(services), config.TREEWARDEN_ORPHAN_SWEEP_MS);
-  log.info({ taskQueue: config.TREEWARDEN_TASK_QUEUE, hostId: services.hostId, hostQueue: hostQueue(config.TREEWARDEN_TASK_QUEUE, services.hostId), ...recovered, ...reaped }, 'worker started');
+  log.info(
+    {
+      taskQueue: config.TREEWARDEN_TASK_QUEUE,
+      hostId: services.hostId,
+      hostQueue: hostQueue(config.TREEWARDEN_TASK_QUEUE, services.hostId),
+      ...recovered,
+      ...reaped,
+    },
+    'worker started',
+  );
   await running;
   clearInterval(sweeping);
   await metricsServer.close();

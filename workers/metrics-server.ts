@@ -9,7 +9,12 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-export async function startMetricsServer(options: { host: string; port: number; metrics: Metrics; worker: Pick<Worker, 'getState'> }): Promise<MetricsServer> {
+export async function startMetricsServer(options: {
+  host: string;
+  port: number;
+  metrics: Metrics;
+  worker: Pick<Worker, 'getState'>;
+}): Promise<MetricsServer> {
   const { metrics, worker } = options;
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
@@ -18,7 +23,9 @@ export async function startMetricsServer(options: { host: string; port: number; 
     } else if (path === '/healthz') {
       // healthy only while polling: a draining worker is taking no new work and should be replaced
       const state = worker.getState();
-      response.writeHead(state === 'RUNNING' ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ state }));
+      response
+        .writeHead(state === 'RUNNING' ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ state }));
     } else if (path === '/metrics') {
       metrics.registry.metrics().then(
         (text) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),

@@ -42,7 +42,7 @@ export function createMetrics() {
     }),
     workflowCacheSize: new Gauge({
       name: 'treewarden_workflow_cache_size',
-      help: 'Workflow executions held in this worker\'s sticky cache',
+      help: "Workflow executions held in this worker's sticky cache",
       registers: [registry],
       collect() {
         this.set(cachedWorkflows());

@@ -37,7 +37,9 @@ export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflo
     }
     upsertSearchAttributes([{ key: StateKey, value: 'running' }]);
     setCurrentDetails('running: the agent executes through its adapter');
-    const outcome = await adapter.executeRun.executeWithOptions({ summary: 'Execute the agent through its adapter' }, [runId]);
+    const outcome = await adapter.executeRun.executeWithOptions({ summary: 'Execute the agent through its adapter' }, [
+      runId,
+    ]);
     return await settle({ target: 'run', id: runId, outcome });
   } catch (error) {
     // A stop request can land in the same workflow task as the failure of a lost worker's activity

@@ -29,7 +29,9 @@ export async function backgroundJobWorkflow(input: BackgroundJobInput): Promise<
     : proxyActivities<Activities>({ ...job, retry: { maximumAttempts: 1 } });
   try {
     setCurrentDetails('running');
-    const exitCode = await executeJob.executeWithOptions({ summary: 'Run the command in its own process group' }, [jobId]);
+    const exitCode = await executeJob.executeWithOptions({ summary: 'Run the command in its own process group' }, [
+      jobId,
+    ]);
     return await settle({ target: 'job', id: jobId, outcome: { kind: 'exited', exitCode } });
   } catch (error) {
     const outcome = isCancellation(error)

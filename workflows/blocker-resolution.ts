@@ -12,7 +12,10 @@ export interface BlockerResolutionInput {
  * `execution-blocker:<blockerId>`: a person resolved the blocker; dispatch the resume its run is
  * still owed, if any, exactly once (the claim table decides), even if the worker doing it dies.
  */
-export async function blockerResolutionWorkflow({ blockerId, heartbeatTimeoutMs }: BlockerResolutionInput): Promise<{ resumed: number }> {
+export async function blockerResolutionWorkflow({
+  blockerId,
+  heartbeatTimeoutMs,
+}: BlockerResolutionInput): Promise<{ resumed: number }> {
   // Idempotent through the resume claim, so retried until it succeeds (a failed wake returns its
   // claim and fails the attempt); a dead worker's attempt moves elsewhere after one heartbeat timeout.
   const { resumeAfterResolution } = proxyActivities<Activities>({
@@ -21,7 +24,10 @@ export async function blockerResolutionWorkflow({ blockerId, heartbeatTimeoutMs 
     retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
   });
   setCurrentDetails('resolved: dispatching the resume the interrupted run is owed, if any');
-  const report = await resumeAfterResolution.executeWithOptions({ summary: 'Dispatch the resume a resolved blocker owes' }, [blockerId]);
+  const report = await resumeAfterResolution.executeWithOptions(
+    { summary: 'Dispatch the resume a resolved blocker owes' },
+    [blockerId],
+  );
   upsertSearchAttributes([{ key: StateKey, value: 'dispatched' }]);
   setCurrentDetails(`done: ${report.resumed.length} resumed now (a task still held resumes with its last release)`);
   return { resumed: report.resumed.length };

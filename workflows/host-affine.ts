@@ -9,7 +9,15 @@ import type { Activities } from '../activities';
 import { hostQueue } from '../domain/host';
 
 /** The activities of one host's queue. */
-export function onHost(hostId: string, options: { waitForHostMs: number; startToCloseTimeout: Duration; heartbeatTimeout?: Duration; maximumAttempts: number }) {
+export function onHost(
+  hostId: string,
+  options: {
+    waitForHostMs: number;
+    startToCloseTimeout: Duration;
+    heartbeatTimeout?: Duration;
+    maximumAttempts: number;
+  },
+) {
   return proxyActivities<Activities>({
     taskQueue: hostQueue(workflowInfo().taskQueue, hostId),
     // a live worker of the host polls all the time and starts it at once; a host without one

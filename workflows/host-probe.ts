@@ -12,11 +12,18 @@ export interface HostProbeInput extends HostProbeRequest {
  * host what it sees of a run, through that host's queue. No worker there within `waitForHostMs`
  * means the host is unreachable: the answer says so instead of reporting an empty process tree.
  */
-export async function hostProbeWorkflow({ hostId, waitForHostMs, runIds, jobIds }: HostProbeInput): Promise<HostProbeAnswer> {
+export async function hostProbeWorkflow({
+  hostId,
+  waitForHostMs,
+  runIds,
+  jobIds,
+}: HostProbeInput): Promise<HostProbeAnswer> {
   // reading /proc takes milliseconds; one attempt, because the caller is waiting and can ask again
   const host = onHost(hostId, { waitForHostMs, startToCloseTimeout: '30 seconds', maximumAttempts: 1 });
   try {
-    const probe = await host.probeHost.executeWithOptions({ summary: `Read the process table of host ${hostId}` }, [{ runIds, jobIds }]);
+    const probe = await host.probeHost.executeWithOptions({ summary: `Read the process table of host ${hostId}` }, [
+      { runIds, jobIds },
+    ]);
     setCurrentDetails(`host ${hostId} answered`);
     return { reachable: true, ...probe };
   } catch {

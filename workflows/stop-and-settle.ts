@@ -49,7 +49,11 @@ export async function settle<S extends Settlement>(settlement: S): Promise<Settl
  * request itself) the clean-up would be cancelled before it was scheduled, leaving the row
  * unsettled and its processes alive.
  */
-export function stopAndSettle<S extends Settlement>(settlement: S, details: string, waitForHostMs: number): Promise<SettledStatus<S>> {
+export function stopAndSettle<S extends Settlement>(
+  settlement: S,
+  details: string,
+  waitForHostMs: number,
+): Promise<SettledStatus<S>> {
   return CancellationScope.nonCancellable(async () => {
     setCurrentDetails(details);
     await stopOnOwningHost(settlement.target, settlement.id, waitForHostMs);

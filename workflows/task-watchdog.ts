@@ -12,7 +12,13 @@ import {
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from './definitions';
-import { subtreeChangedSignal, watchdogRecoverySignal, watchdogRemovedSignal, watchdogStateQuery, type WatchdogWorkflowState } from './definitions';
+import {
+  subtreeChangedSignal,
+  watchdogRecoverySignal,
+  watchdogRemovedSignal,
+  watchdogStateQuery,
+  type WatchdogWorkflowState,
+} from './definitions';
 import { WatchdogEntity } from './watchdog-entity';
 
 // Evaluation reads a whole subtree (up to 10k issues) and writes a wake: two minutes is ample;

@@ -27,7 +27,12 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     startToCloseTimeout: input.attemptTimeoutMs + 30_000,
     heartbeatTimeout: input.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS,
     scheduleToCloseTimeout: input.giveUpMs,
-    retry: { initialInterval: input.retryInitialMs, backoffCoefficient: 2, maximumInterval: input.retryMaxMs, nonRetryableErrorTypes: [] },
+    retry: {
+      initialInterval: input.retryInitialMs,
+      backoffCoefficient: 2,
+      maximumInterval: input.retryMaxMs,
+      nonRetryableErrorTypes: [],
+    },
   });
   // bookkeeping only (one database write): retried briefly, it cannot be lost
   const { markWebhookDeliveryDead } = proxyActivities<Activities>({
@@ -36,13 +41,18 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   });
   setCurrentDetails('delivering: attempts retry with backoff until delivered or given up');
   try {
-    const status = await deliverWebhook.executeWithOptions({ summary: 'POST the signed notification' }, [input.deliveryId]);
+    const status = await deliverWebhook.executeWithOptions({ summary: 'POST the signed notification' }, [
+      input.deliveryId,
+    ]);
     upsertSearchAttributes([{ key: StateKey, value: status }]);
     setCurrentDetails(`${status}`);
     return { status };
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;
-    await markWebhookDeliveryDead.executeWithOptions({ summary: 'Give up: mark the delivery dead' }, [input.deliveryId, error.cause?.message ?? error.message]);
+    await markWebhookDeliveryDead.executeWithOptions({ summary: 'Give up: mark the delivery dead' }, [
+      input.deliveryId,
+      error.cause?.message ?? error.message,
+    ]);
     upsertSearchAttributes([{ key: StateKey, value: 'dead' }]);
     setCurrentDetails(`dead: ${error.cause?.message ?? error.message}`);
     return { status: 'dead' };

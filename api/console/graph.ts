@@ -37,12 +37,25 @@ export async function layoutProcessTree(ownerLabel: string, processes: GraphProc
   const pids = new Set(processes.map((p) => p.pid));
   const nodes = [
     { id: 'owner', label: ownerLabel, detail: 'owner' },
-    ...processes.map((p) => ({ id: `pid-${p.pid}`, label: `pid ${p.pid}`, detail: `${p.command.length > 18 ? `${p.command.slice(0, 17)}…` : p.command} (pgid ${p.pgid})` })),
+    ...processes.map((p) => ({
+      id: `pid-${p.pid}`,
+      label: `pid ${p.pid}`,
+      detail: `${p.command.length > 18 ? `${p.command.slice(0, 17)}…` : p.command} (pgid ${p.pgid})`,
+    })),
   ];
-  const edges = processes.map((p) => ({ id: `e-${p.pid}`, sources: [pids.has(p.ppid) ? `pid-${p.ppid}` : 'owner'], targets: [`pid-${p.pid}`] }));
+  const edges = processes.map((p) => ({
+    id: `e-${p.pid}`,
+    sources: [pids.has(p.ppid) ? `pid-${p.ppid}` : 'owner'],
+    targets: [`pid-${p.pid}`],
+  }));
   const laid: ElkNode = await elk.layout({
     id: 'root',
-    layoutOptions: { 'elk.algorithm': 'layered', 'elk.direction': 'DOWN', 'elk.spacing.nodeNode': '24', 'elk.layered.spacing.nodeNodeBetweenLayers': '36' },
+    layoutOptions: {
+      'elk.algorithm': 'layered',
+      'elk.direction': 'DOWN',
+      'elk.spacing.nodeNode': '24',
+      'elk.layered.spacing.nodeNodeBetweenLayers': '36',
+    },
     children: nodes.map((n) => ({ id: n.id, width: NODE_WIDTH, height: NODE_HEIGHT })),
     edges,
   });
@@ -50,7 +63,17 @@ export async function layoutProcessTree(ownerLabel: string, processes: GraphProc
   return {
     width: Math.ceil(laid.width ?? NODE_WIDTH),
     height: Math.ceil(laid.height ?? NODE_HEIGHT),
-    nodes: (laid.children ?? []).map((c) => ({ id: c.id, x: c.x ?? 0, y: c.y ?? 0, width: c.width ?? NODE_WIDTH, height: c.height ?? NODE_HEIGHT, label: byId.get(c.id)?.label ?? c.id, detail: byId.get(c.id)?.detail ?? '' })),
-    edges: ((laid.edges ?? []) as ElkExtendedEdge[]).flatMap((e) => (e.sections ?? []).map((s) => ({ points: [s.startPoint, ...(s.bendPoints ?? []), s.endPoint] }))),
+    nodes: (laid.children ?? []).map((c) => ({
+      id: c.id,
+      x: c.x ?? 0,
+      y: c.y ?? 0,
+      width: c.width ?? NODE_WIDTH,
+      height: c.height ?? NODE_HEIGHT,
+      label: byId.get(c.id)?.label ?? c.id,
+      detail: byId.get(c.id)?.detail ?? '',
+    })),
+    edges: ((laid.edges ?? []) as ElkExtendedEdge[]).flatMap((e) =>
+      (e.sections ?? []).map((s) => ({ points: [s.startPoint, ...(s.bendPoints ?? []), s.endPoint] })),
+    ),
   };
 }

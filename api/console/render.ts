@@ -9,8 +9,15 @@ const eta = new Eta({ views: join(__dirname, 'views'), cache: true, autoEscape: 
 export function helpers(config: Pick<Config, 'TEMPORAL_UI_URL' | 'TEMPORAL_NAMESPACE'>) {
   return {
     /** the workflow's page in the Temporal Web UI */
-    temporal: (workflowId: string) => `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`,
-    when: (value: string | null | undefined) => (value ? new Date(value).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '—'),
+    temporal: (workflowId: string) =>
+      `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`,
+    when: (value: string | null | undefined) =>
+      value
+        ? new Date(value)
+            .toISOString()
+            .replace('T', ' ')
+            .replace(/\.\d+Z$/, ' UTC')
+        : '—',
     short: (id: string | null | undefined) => (id ? id.slice(0, 8) : '—'),
     json: (value: unknown) => JSON.stringify(value, null, 2),
   };

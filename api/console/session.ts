@@ -27,7 +27,8 @@ export interface ConsoleSession {
 }
 
 /** Bound to the session: a page of another session (or a forged form) cannot produce it. */
-export const csrfTokenOf = (secret: string) => createHmac('sha256', secret).update('treewarden console csrf').digest('base64url');
+export const csrfTokenOf = (secret: string) =>
+  createHmac('sha256', secret).update('treewarden console csrf').digest('base64url');
 
 /** A board token for a new session, or a clear refusal. */
 export async function signIn(deps: Deps, boardToken: string): Promise<ConsoleSession> {
@@ -63,7 +64,8 @@ export function assertSameOrigin(request: FastifyRequest): void {
   } catch {
     host = null;
   }
-  if (host !== request.headers.host) throw new AppError('forbidden', `sign-in from another origin (${origin}) is refused`);
+  if (host !== request.headers.host)
+    throw new AppError('forbidden', `sign-in from another origin (${origin}) is refused`);
 }
 
 /** State-changing requests: the header (htmx) or the form field (plain forms) must carry the session's token. */
@@ -72,5 +74,6 @@ export function assertCsrf(request: FastifyRequest, session: ConsoleSession): vo
   const field = (request.body as Record<string, unknown> | null | undefined)?.[CSRF_FIELD];
   const sent = typeof header === 'string' ? header : typeof field === 'string' ? field : '';
   const ok = sent.length === session.csrf.length && timingSafeEqual(Buffer.from(sent), Buffer.from(session.csrf));
-  if (!ok) throw new AppError('forbidden', `missing or wrong CSRF token (send the page's token in the ${CSRF_HEADER} header)`);
+  if (!ok)
+    throw new AppError('forbidden', `missing or wrong CSRF token (send the page's token in the ${CSRF_HEADER} header)`);
 }

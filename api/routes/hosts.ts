@@ -12,14 +12,23 @@ import { LostHost } from '../schemas-supervision';
 export function registerHostRoutes(app: FastifyInstance, deps: Deps) {
   const api = app.withTypeProvider<ZodTypeProvider>();
   /** The host and every process on it are gone: its pending stops settle as `host-lost` (never clean). */
-  api.post('/api/hosts/:hostId/lost', {
-    schema: {
-      summary: 'Declare a host gone for good (admin): its pending stops settle as host-lost',
-      params: z.object({ hostId: hostIdSchema }),
-      response: answers({ 200: LostHost }),
+  api.post(
+    '/api/hosts/:hostId/lost',
+    {
+      schema: {
+        summary: 'Declare a host gone for good (admin): its pending stops settle as host-lost',
+        params: z.object({ hostId: hostIdSchema }),
+        response: answers({ 200: LostHost }),
+      },
     },
-  }, async (request) => {
-    const lost = await declareHostLost(deps, request.params.hostId, request.actor);
-    return { hostId: lost.hostId, declaredAt: lost.declaredAt, settledRuns: lost.settledRuns, settledJobs: lost.settledJobs };
-  });
+    async (request) => {
+      const lost = await declareHostLost(deps, request.params.hostId, request.actor);
+      return {
+        hostId: lost.hostId,
+        declaredAt: lost.declaredAt,
+        settledRuns: lost.settledRuns,
+        settledJobs: lost.settledJobs,
+      };
+    },
+  );
 }

@@ -21,29 +21,37 @@ const treeQuery = z
 export function registerViewRoutes(app: FastifyInstance, deps: Deps) {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
-  api.get('/api/companies/:companyId/overview', {
-    schema: {
-      summary: 'Trees with active holds, watchdogs, live runs, open blockers and unacknowledged findings',
-      params: idParams('companyId'),
-      response: answers({ 200: CompanyOverview }),
+  api.get(
+    '/api/companies/:companyId/overview',
+    {
+      schema: {
+        summary: 'Trees with active holds, watchdogs, live runs, open blockers and unacknowledged findings',
+        params: idParams('companyId'),
+        response: answers({ 200: CompanyOverview }),
+      },
     },
-  }, async (request) => {
-    const actor = companyActor(request.actor);
-    if (actor.companyId !== request.params.companyId) throw notFound('company');
-    return companyOverview(deps.db, actor.companyId);
-  });
+    async (request) => {
+      const actor = companyActor(request.actor);
+      if (actor.companyId !== request.params.companyId) throw notFound('company');
+      return companyOverview(deps.db, actor.companyId);
+    },
+  );
 
-  api.get('/api/issues/:id/tree', {
-    schema: {
-      summary: 'The subtree with status, assignee, run, hold, watchdog and blocker badges, `depth` levels deep',
-      params: idParams('id'),
-      querystring: treeQuery,
-      response: answers({ 200: TreeNode }),
+  api.get(
+    '/api/issues/:id/tree',
+    {
+      schema: {
+        summary: 'The subtree with status, assignee, run, hold, watchdog and blocker badges, `depth` levels deep',
+        params: idParams('id'),
+        querystring: treeQuery,
+        response: answers({ 200: TreeNode }),
+      },
     },
-  }, async (request) => {
-    const actor = companyActor(request.actor);
-    const tree = await treeView(deps.db, actor.companyId, request.params.id, request.query);
-    if (!tree) throw notFound('issue');
-    return tree;
-  });
+    async (request) => {
+      const actor = companyActor(request.actor);
+      const tree = await treeView(deps.db, actor.companyId, request.params.id, request.query);
+      if (!tree) throw notFound('issue');
+      return tree;
+    },
+  );
 }

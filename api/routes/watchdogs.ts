@@ -15,94 +15,146 @@ import { answers, Interaction, Watchdog } from '../schemas';
 import { companyActor, idParams, watchdogBodySchema } from '../validation';
 
 const presentWatchdog = (w: {
-  id: string; companyId: string; issueId: string; agentId: string; instructions: string | null; status: string; revision: number;
-  reviewIssueId: string | null; lastObservedFingerprint: string | null; lastReviewedFingerprint: string | null; lastEvaluation: unknown;
-  triggerCount: number; lastTriggeredAt: Date | null; createdAt: Date; updatedAt: Date;
+  id: string;
+  companyId: string;
+  issueId: string;
+  agentId: string;
+  instructions: string | null;
+  status: string;
+  revision: number;
+  reviewIssueId: string | null;
+  lastObservedFingerprint: string | null;
+  lastReviewedFingerprint: string | null;
+  lastEvaluation: unknown;
+  triggerCount: number;
+  lastTriggeredAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
 }) => ({
-  id: w.id, companyId: w.companyId, issueId: w.issueId, agentId: w.agentId, instructions: w.instructions, status: w.status, revision: w.revision,
-  reviewIssueId: w.reviewIssueId, lastObservedFingerprint: w.lastObservedFingerprint, lastReviewedFingerprint: w.lastReviewedFingerprint,
-  lastEvaluation: w.lastEvaluation, triggerCount: w.triggerCount, lastTriggeredAt: w.lastTriggeredAt, createdAt: w.createdAt, updatedAt: w.updatedAt,
+  id: w.id,
+  companyId: w.companyId,
+  issueId: w.issueId,
+  agentId: w.agentId,
+  instructions: w.instructions,
+  status: w.status,
+  revision: w.revision,
+  reviewIssueId: w.reviewIssueId,
+  lastObservedFingerprint: w.lastObservedFingerprint,
+  lastReviewedFingerprint: w.lastReviewedFingerprint,
+  lastEvaluation: w.lastEvaluation,
+  triggerCount: w.triggerCount,
+  lastTriggeredAt: w.lastTriggeredAt,
+  createdAt: w.createdAt,
+  updatedAt: w.updatedAt,
 });
 
-const interactionBody = z.object({
-  kind: safeString().trim().min(1).max(100),
-  audience: z.enum(['anyone', 'human_only', 'not_creator']).default('anyone'),
-  addresseeAgentId: uuidSchema.nullable().optional(),
-}).strict();
-const resolveInteractionBody = z.object({ resolution: jsonRecord().optional(), status: z.enum(['resolved', 'cancelled']).default('resolved') }).strict();
+const interactionBody = z
+  .object({
+    kind: safeString().trim().min(1).max(100),
+    audience: z.enum(['anyone', 'human_only', 'not_creator']).default('anyone'),
+    addresseeAgentId: uuidSchema.nullable().optional(),
+  })
+  .strict();
+const resolveInteractionBody = z
+  .object({ resolution: jsonRecord().optional(), status: z.enum(['resolved', 'cancelled']).default('resolved') })
+  .strict();
 
 export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
-  api.get('/api/issues/:issueId/watchdog', {
-    schema: {
-      summary: "Read an issue's active watchdog (null when none)",
-      params: idParams('issueId'),
-      response: answers({ 200: Watchdog.nullable() }),
+  api.get(
+    '/api/issues/:issueId/watchdog',
+    {
+      schema: {
+        summary: "Read an issue's active watchdog (null when none)",
+        params: idParams('issueId'),
+        response: answers({ 200: Watchdog.nullable() }),
+      },
     },
-  }, async (request) => {
-    const { issueId } = request.params;
-    const actor = companyActor(request.actor);
-    permit(actor, 'watchdog.manage', { companyId: actor.companyId });
-    const watchdog = await activeWatchdogOf(deps, await issueInCompany(deps.db, actor, issueId));
-    return watchdog ? presentWatchdog(watchdog) : null;
-  });
+    async (request) => {
+      const { issueId } = request.params;
+      const actor = companyActor(request.actor);
+      permit(actor, 'watchdog.manage', { companyId: actor.companyId });
+      const watchdog = await activeWatchdogOf(deps, await issueInCompany(deps.db, actor, issueId));
+      return watchdog ? presentWatchdog(watchdog) : null;
+    },
+  );
 
-  api.put('/api/issues/:issueId/watchdog', {
-    schema: {
-      summary: "Set an issue's watchdog (201 created, 200 updated)",
-      params: idParams('issueId'),
-      body: watchdogBodySchema,
-      response: answers({ 200: Watchdog, 201: Watchdog }),
+  api.put(
+    '/api/issues/:issueId/watchdog',
+    {
+      schema: {
+        summary: "Set an issue's watchdog (201 created, 200 updated)",
+        params: idParams('issueId'),
+        body: watchdogBodySchema,
+        response: answers({ 200: Watchdog, 201: Watchdog }),
+      },
     },
-  }, async (request, reply) => {
-    const { issueId } = request.params;
-    const actor = companyActor(request.actor);
-    permit(actor, 'watchdog.manage', { companyId: actor.companyId });
-    const body = request.body;
-    const issue = await issueInCompany(deps.db, actor, issueId);
-    const { watchdog, created } = await putWatchdog(deps, issue, body, actor);
-    await notifySubtreeChanged(deps, [issueId], created ? 'watchdog_created' : 'watchdog_updated');
-    return reply.status(created ? 201 : 200).send(presentWatchdog(watchdog));
-  });
+    async (request, reply) => {
+      const { issueId } = request.params;
+      const actor = companyActor(request.actor);
+      permit(actor, 'watchdog.manage', { companyId: actor.companyId });
+      const body = request.body;
+      const issue = await issueInCompany(deps.db, actor, issueId);
+      const { watchdog, created } = await putWatchdog(deps, issue, body, actor);
+      await notifySubtreeChanged(deps, [issueId], created ? 'watchdog_created' : 'watchdog_updated');
+      return reply.status(created ? 201 : 200).send(presentWatchdog(watchdog));
+    },
+  );
 
-  api.delete('/api/issues/:issueId/watchdog', {
-    schema: {
-      summary: "Remove an issue's watchdog",
-      params: idParams('issueId'),
-      response: answers({ 200: Watchdog }),
+  api.delete(
+    '/api/issues/:issueId/watchdog',
+    {
+      schema: {
+        summary: "Remove an issue's watchdog",
+        params: idParams('issueId'),
+        response: answers({ 200: Watchdog }),
+      },
     },
-  }, async (request, reply) => {
-    const { issueId } = request.params;
-    const actor = companyActor(request.actor);
-    permit(actor, 'watchdog.manage', { companyId: actor.companyId });
-    const issue = await issueInCompany(deps.db, actor, issueId);
-    const removed = await removeWatchdog(deps, issue, actor);
-    if (!removed) throw new AppError('not_found', 'this issue has no active watchdog');
-    await deps.orchestrator.watchdogRemoved(issueId, removed.id).catch((error: unknown) => deps.log.warn({ err: error }, 'watchdog removal signal failed; its next evaluation ends it'));
-    return reply.status(200).send(presentWatchdog(removed));
-  });
+    async (request, reply) => {
+      const { issueId } = request.params;
+      const actor = companyActor(request.actor);
+      permit(actor, 'watchdog.manage', { companyId: actor.companyId });
+      const issue = await issueInCompany(deps.db, actor, issueId);
+      const removed = await removeWatchdog(deps, issue, actor);
+      if (!removed) throw new AppError('not_found', 'this issue has no active watchdog');
+      await deps.orchestrator
+        .watchdogRemoved(issueId, removed.id)
+        .catch((error: unknown) =>
+          deps.log.warn({ err: error }, 'watchdog removal signal failed; its next evaluation ends it'),
+        );
+      return reply.status(200).send(presentWatchdog(removed));
+    },
+  );
 
-  api.post('/api/issues/:id/interactions', {
-    schema: {
-      summary: 'Open an interaction on an issue',
-      params: idParams('id'),
-      body: interactionBody,
-      response: answers({ 201: Interaction }),
+  api.post(
+    '/api/issues/:id/interactions',
+    {
+      schema: {
+        summary: 'Open an interaction on an issue',
+        params: idParams('id'),
+        body: interactionBody,
+        response: answers({ 201: Interaction }),
+      },
     },
-  }, async (request, reply) => {
-    const interaction = await openInteraction(deps, companyActor(request.actor), request.params.id, request.body);
-    return reply.status(201).send(interaction);
-  });
+    async (request, reply) => {
+      const interaction = await openInteraction(deps, companyActor(request.actor), request.params.id, request.body);
+      return reply.status(201).send(interaction);
+    },
+  );
 
-  api.post('/api/interactions/:id/resolve', {
-    schema: {
-      summary: 'Resolve or cancel an interaction',
-      params: idParams('id'),
-      body: resolveInteractionBody,
-      response: answers({ 200: Interaction }),
+  api.post(
+    '/api/interactions/:id/resolve',
+    {
+      schema: {
+        summary: 'Resolve or cancel an interaction',
+        params: idParams('id'),
+        body: resolveInteractionBody,
+        response: answers({ 200: Interaction }),
+      },
     },
-  }, async (request) => {
-    return resolveInteraction(deps, companyActor(request.actor), request.params.id, request.body);
-  });
+    async (request) => {
+      return resolveInteraction(deps, companyActor(request.actor), request.params.id, request.body);
+    },
+  );
 }

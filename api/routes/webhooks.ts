@@ -33,53 +33,71 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: Deps) {
   const companyParams = idParams('companyId');
   const webhookParams = idParams('companyId', 'webhookId');
 
-  api.post('/api/companies/:companyId/webhooks', {
-    schema: {
-      summary: 'Subscribe a URL to notifications (board); the answer is the only place the secret is shown',
-      params: companyParams,
-      body: createSchema,
-      response: answers({ 201: CreatedWebhook }),
+  api.post(
+    '/api/companies/:companyId/webhooks',
+    {
+      schema: {
+        summary: 'Subscribe a URL to notifications (board); the answer is the only place the secret is shown',
+        params: companyParams,
+        body: createSchema,
+        response: answers({ 201: CreatedWebhook }),
+      },
     },
-  }, async (request, reply) => {
-    const actor = companyScoped(request);
-    // a retried create with the same Idempotency-Key answers the first subscription (and its secret) again
-    return createOnce(deps, request, reply, actor.companyId, async (remember) => ({
-      status: 201,
-      body: await createWebhook(deps, actor, request.body, (tx, created) => remember(tx, { status: 201, body: created })),
-    }));
-  });
+    async (request, reply) => {
+      const actor = companyScoped(request);
+      // a retried create with the same Idempotency-Key answers the first subscription (and its secret) again
+      return createOnce(deps, request, reply, actor.companyId, async (remember) => ({
+        status: 201,
+        body: await createWebhook(deps, actor, request.body, (tx, created) =>
+          remember(tx, { status: 201, body: created }),
+        ),
+      }));
+    },
+  );
 
-  api.get('/api/companies/:companyId/webhooks', {
-    schema: {
-      summary: "The company's webhook subscriptions (board)",
-      params: companyParams,
-      response: answers({ 200: list(Webhook) }),
+  api.get(
+    '/api/companies/:companyId/webhooks',
+    {
+      schema: {
+        summary: "The company's webhook subscriptions (board)",
+        params: companyParams,
+        response: answers({ 200: list(Webhook) }),
+      },
     },
-  }, async (request) => {
-    const actor = companyScoped(request);
-    return { items: await listWebhooks(deps, actor) };
-  });
+    async (request) => {
+      const actor = companyScoped(request);
+      return { items: await listWebhooks(deps, actor) };
+    },
+  );
 
-  api.delete('/api/companies/:companyId/webhooks/:webhookId', {
-    schema: {
-      summary: 'Delete a webhook subscription (board)',
-      params: webhookParams,
-      response: answers({ 204: NO_CONTENT }),
+  api.delete(
+    '/api/companies/:companyId/webhooks/:webhookId',
+    {
+      schema: {
+        summary: 'Delete a webhook subscription (board)',
+        params: webhookParams,
+        response: answers({ 204: NO_CONTENT }),
+      },
     },
-  }, async (request, reply) => {
-    const actor = companyScoped(request);
-    await deleteWebhook(deps, actor, request.params.webhookId);
-    return reply.status(204).send();
-  });
+    async (request, reply) => {
+      const actor = companyScoped(request);
+      await deleteWebhook(deps, actor, request.params.webhookId);
+      return reply.status(204).send();
+    },
+  );
 
-  api.get('/api/companies/:companyId/webhooks/:webhookId/deliveries', {
-    schema: {
-      summary: "A subscription's deliveries with their attempts, delivered or dead (board)",
-      params: webhookParams,
-      response: answers({ 200: list(WebhookDelivery).extend({ webhook: Webhook }) }),
+  api.get(
+    '/api/companies/:companyId/webhooks/:webhookId/deliveries',
+    {
+      schema: {
+        summary: "A subscription's deliveries with their attempts, delivered or dead (board)",
+        params: webhookParams,
+        response: answers({ 200: list(WebhookDelivery).extend({ webhook: Webhook }) }),
+      },
     },
-  }, async (request) => {
-    const actor = companyScoped(request);
-    return webhookDeliveries(deps, actor, request.params.webhookId);
-  });
+    async (request) => {
+      const actor = companyScoped(request);
+      return webhookDeliveries(deps, actor, request.params.webhookId);
+    },
+  );
 }

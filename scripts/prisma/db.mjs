@@ -24,9 +24,10 @@ async function readMigrationsList(baseDir) {
         path: name,
         migrationFile: {
           path: 'migration.sql',
-          content: await fs
-            .readFile(path.join(baseDir, name, 'migration.sql'), 'utf8')
-            .then((value) => ({ tag: 'ok', value }), (err) => ({ tag: 'error', value: err.message })),
+          content: await fs.readFile(path.join(baseDir, name, 'migration.sql'), 'utf8').then(
+            (value) => ({ tag: 'ok', value }),
+            (err) => ({ tag: 'error', value: err.message }),
+          ),
         },
       })),
   );

@@ -39,7 +39,8 @@ if (cliIndex !== -1) {
   log('INFO', { message: `schema engine (wasm shim) cli ${command}` });
   try {
     if (command === 'can-connect-to-database') await canConnect(datasource.url);
-    else if (command === 'create-database') console.log(JSON.stringify({ databaseName: await ensureDatabase(datasource.url) }));
+    else if (command === 'create-database')
+      console.log(JSON.stringify({ databaseName: await ensureDatabase(datasource.url) }));
     else throw new Error(`unsupported cli command: ${command}`);
     process.exit(0);
   } catch (e) {
@@ -80,7 +81,8 @@ async function call(method, params) {
 
 // Like the native engine: one request at a time, in order.
 let queue = Promise.resolve();
-readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
+readline
+  .createInterface({ input: process.stdin, crlfDelay: Infinity })
   .on('line', (line) => {
     if (!line.trim()) return;
     const request = JSON.parse(line);
@@ -98,7 +100,13 @@ readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
           error: {
             code: 4466,
             message: isPanic ? message : 'An error happened. Check the data field for details.',
-            data: { is_panic: isPanic, message, meta: err?.meta ?? null, error_code: err?.code || null, backtrace: null },
+            data: {
+              is_panic: isPanic,
+              message,
+              meta: err?.meta ?? null,
+              error_code: err?.code || null,
+              backtrace: null,
+            },
           },
         });
       }
@@ -106,7 +114,10 @@ readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
   })
   .on('close', async () => {
     await queue;
-    await enginePromise?.then((e) => e.free(), () => {});
+    await enginePromise?.then(
+      (e) => e.free(),
+      () => {},
+    );
     await closePools();
     process.exit(0); // see createSchemaEngine: the engine leaves a 10 s timer armed
   });

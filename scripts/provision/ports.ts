@@ -39,7 +39,8 @@ export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]
           srv.once('error', reject);
           srv.listen({ host, port: 0, exclusive: true }, () => {
             const addr = srv.address();
-            if (addr === null || typeof addr === 'string') reject(new Error(`freePorts: unexpected address ${String(addr)}`));
+            if (addr === null || typeof addr === 'string')
+              reject(new Error(`freePorts: unexpected address ${String(addr)}`));
             else resolve(addr.port);
           });
         }),

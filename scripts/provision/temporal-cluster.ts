@@ -152,13 +152,34 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions): P
   // Ports we picked can be taken before the server binds them: retry with new ones. Below the kernel's ephemeral
   // range (32768+) because the server stores its membership ports in a smallint column (cluster_membership).
   for (let attempt = 1; ; attempt++) {
-    const [frontend, frontendHttp, frontendMembership, history, historyMembership, matching, matchingMembership, worker, workerMembership] =
-      await freePortsInRange(9, 20_000, 32_767);
-    const ports = { frontend, frontendHttp, frontendMembership, history, historyMembership, matching, matchingMembership, worker, workerMembership };
+    const [
+      frontend,
+      frontendHttp,
+      frontendMembership,
+      history,
+      historyMembership,
+      matching,
+      matchingMembership,
+      worker,
+      workerMembership,
+    ] = await freePortsInRange(9, 20_000, 32_767);
+    const ports = {
+      frontend,
+      frontendHttp,
+      frontendMembership,
+      history,
+      historyMembership,
+      matching,
+      matchingMembership,
+      worker,
+      workerMembership,
+    };
     await fs.promises.writeFile(path.join(opts.dir, 'cluster.yaml'), clusterConfigYaml(pg, opts.databases, ports));
     try {
       const cluster = await startOnce(tools.server, opts, namespace, `127.0.0.1:${frontend}`, logFile, dropDbs, log);
-      log(`temporal-server ${TEMPORAL_SERVER_VERSION} (pid ${cluster.pid}) serving namespace ${namespace} at ${cluster.address}`);
+      log(
+        `temporal-server ${TEMPORAL_SERVER_VERSION} (pid ${cluster.pid}) serving namespace ${namespace} at ${cluster.address}`,
+      );
       return cluster;
     } catch (err) {
       const portClash = /address already in use/i.test(String(err));
@@ -233,7 +254,8 @@ async function startOnce(
     const deadline = Date.now() + (opts.startTimeoutMs ?? 120_000);
     let lastError: unknown;
     for (;;) {
-      if (gone()) throw new Error(`temporal-server exited during start-up (code ${child.exitCode}, signal ${child.signalCode})`);
+      if (gone())
+        throw new Error(`temporal-server exited during start-up (code ${child.exitCode}, signal ${child.signalCode})`);
       if (Date.now() > deadline) throw new Error(`temporal-server at ${address} not ready: ${String(lastError)}`);
       const connection = Connection.lazy({ address, connectTimeout: '2s' });
       try {
@@ -250,7 +272,9 @@ async function startOnce(
     }
   } catch (err) {
     await stopServer();
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${bin} ${args.join(' ')}\n--- server output (tail) ---\n${tail.join('\n')}`);
+    throw new Error(
+      `${err instanceof Error ? err.message : String(err)}\n${bin} ${args.join(' ')}\n--- server output (tail) ---\n${tail.join('\n')}`,
+    );
   }
   child.unref();
   for (const s of [child.stdout, child.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
@@ -262,7 +286,10 @@ const GRPC_ALREADY_EXISTS = 6;
 /** Registers `namespace` (1 day retention) unless it exists, then waits until the frontend describes it. */
 async function ensureNamespace(connection: Connection, namespace: string): Promise<void> {
   try {
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+    await connection.workflowService.registerNamespace({
+      namespace,
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
+    });
   } catch (err) {
     if ((err as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw err;
   }

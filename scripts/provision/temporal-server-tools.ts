@@ -32,7 +32,10 @@ export function temporalServerToolPaths(): TemporalServerTools {
 async function toolsOk(tools: TemporalServerTools): Promise<boolean> {
   const want = new RegExp(`version ${TEMPORAL_SERVER_VERSION.replace(/\./g, '\\.')}(\\s|$)`);
   const ok = (bin: string) =>
-    execFileAsync(bin, ['--version'], { timeout: 15_000 }).then(({ stdout }) => want.test(stdout.trim()), () => false);
+    execFileAsync(bin, ['--version'], { timeout: 15_000 }).then(
+      ({ stdout }) => want.test(stdout.trim()),
+      () => false,
+    );
   return (await ok(tools.server)) && (await ok(tools.sqlTool));
 }
 
@@ -41,7 +44,10 @@ export async function ensureTemporalServerTools(log: Log = clusterLog): Promise<
   const tools = temporalServerToolPaths();
   if (await toolsOk(tools)) return tools;
   const go = findOnPath('go');
-  if (!go) throw new Error(`'go' is not on PATH: the cluster profile builds temporal-server v${TEMPORAL_SERVER_VERSION} with go install`);
+  if (!go)
+    throw new Error(
+      `'go' is not on PATH: the cluster profile builds temporal-server v${TEMPORAL_SERVER_VERSION} with go install`,
+    );
   const dir = temporalCacheDir();
   await fs.promises.mkdir(dir, { recursive: true });
   // The CLI's lock: one go install at a time in this cache dir (and removeLeftovers() is only safe under it).
@@ -52,13 +58,19 @@ export async function ensureTemporalServerTools(log: Log = clusterLog): Promise<
       go,
       dir,
       what: `temporal-server + temporal-sql-tool ${TEMPORAL_SERVER_VERSION}`,
-      packages: [`${SERVER_MODULE}/cmd/server@v${TEMPORAL_SERVER_VERSION}`, `${SERVER_MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`],
+      packages: [
+        `${SERVER_MODULE}/cmd/server@v${TEMPORAL_SERVER_VERSION}`,
+        `${SERVER_MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`,
+      ],
       // go names binaries after their package dirs
       outputs: { server: tools.server, sql: tools.sqlTool },
       log,
     });
   });
-  if (!(await toolsOk(tools))) throw new Error(`${tools.server} / ${tools.sqlTool} do not report version ${TEMPORAL_SERVER_VERSION} after install`);
+  if (!(await toolsOk(tools)))
+    throw new Error(
+      `${tools.server} / ${tools.sqlTool} do not report version ${TEMPORAL_SERVER_VERSION} after install`,
+    );
   log(`installed ${tools.server} and ${tools.sqlTool} (v${TEMPORAL_SERVER_VERSION})`);
   return tools;
 }
@@ -66,13 +78,19 @@ export async function ensureTemporalServerTools(log: Log = clusterLog): Promise<
 /** `<module cache>/go.temporal.io/server@v1.29.1/schema`: `go mod download` is a no-op when go install already fetched it. */
 export async function temporalSchemaRoot(): Promise<string> {
   const go = findOnPath('go');
-  if (!go) throw new Error(`'go' is not on PATH: it locates the schema dirs of ${SERVER_MODULE}@v${TEMPORAL_SERVER_VERSION}`);
-  const { stdout } = await execFileAsync(go, ['mod', 'download', '-json', `${SERVER_MODULE}@v${TEMPORAL_SERVER_VERSION}`], {
-    cwd: os.tmpdir(), // outside any go.mod
-    maxBuffer: 1 << 20,
-  });
+  if (!go)
+    throw new Error(`'go' is not on PATH: it locates the schema dirs of ${SERVER_MODULE}@v${TEMPORAL_SERVER_VERSION}`);
+  const { stdout } = await execFileAsync(
+    go,
+    ['mod', 'download', '-json', `${SERVER_MODULE}@v${TEMPORAL_SERVER_VERSION}`],
+    {
+      cwd: os.tmpdir(), // outside any go.mod
+      maxBuffer: 1 << 20,
+    },
+  );
   const dir = (JSON.parse(stdout) as { Dir?: string }).Dir;
-  if (!dir) throw new Error(`go mod download printed no Dir for ${SERVER_MODULE}@v${TEMPORAL_SERVER_VERSION}: ${stdout}`);
+  if (!dir)
+    throw new Error(`go mod download printed no Dir for ${SERVER_MODULE}@v${TEMPORAL_SERVER_VERSION}: ${stdout}`);
   return path.join(dir, 'schema');
 }
 
@@ -86,7 +104,12 @@ export interface PgTarget {
 
 export function pgTarget(url: string): PgTarget {
   const u = new URL(url);
-  return { host: u.hostname, port: Number(u.port || 5432), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+  return {
+    host: u.hostname,
+    port: Number(u.port || 5432),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+  };
 }
 
 export interface TemporalDatabases {
@@ -95,20 +118,39 @@ export interface TemporalDatabases {
 }
 
 /** Creates both databases and brings them to the newest schema of v1.29.1 with temporal-sql-tool. */
-export async function setupTemporalDatabases(sqlTool: string, pg: PgTarget, dbs: TemporalDatabases, log: Log = clusterLog): Promise<void> {
+export async function setupTemporalDatabases(
+  sqlTool: string,
+  pg: PgTarget,
+  dbs: TemporalDatabases,
+  log: Log = clusterLog,
+): Promise<void> {
   const schemaRoot = await temporalSchemaRoot();
   for (const [db, kind] of [
     [dbs.persistence, 'temporal'],
     [dbs.visibility, 'visibility'],
   ] as const) {
-    const base = ['--endpoint', pg.host, '--port', String(pg.port), '--user', pg.user, '--plugin', 'postgres12', '--db', db];
+    const base = [
+      '--endpoint',
+      pg.host,
+      '--port',
+      String(pg.port),
+      '--user',
+      pg.user,
+      '--plugin',
+      'postgres12',
+      '--db',
+      db,
+    ];
     // the password goes through the environment, not argv (SQL_PASSWORD is the flag's env var)
     const run = (...args: string[]) =>
-      execFileAsync(sqlTool, [...base, ...args], { env: { ...process.env, SQL_PASSWORD: pg.password }, maxBuffer: 16 << 20 }).catch(
-        (err: Error & { stdout?: string; stderr?: string }) => {
-          throw new Error(`temporal-sql-tool --db ${db} ${args.join(' ')} failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
-        },
-      );
+      execFileAsync(sqlTool, [...base, ...args], {
+        env: { ...process.env, SQL_PASSWORD: pg.password },
+        maxBuffer: 16 << 20,
+      }).catch((err: Error & { stdout?: string; stderr?: string }) => {
+        throw new Error(
+          `temporal-sql-tool --db ${db} ${args.join(' ')} failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`,
+        );
+      });
     await run('create-database');
     await run('setup-schema', '--version', '0.0'); // only the schema_version tables
     await run('update-schema', '--schema-dir', path.join(schemaRoot, 'postgresql', 'v12', kind, 'versioned'));

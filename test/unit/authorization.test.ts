@@ -57,7 +57,12 @@ const EXPECTED: Record<Action, { run: Reach[]; watchdogRun: Reach[] }> = {
 /** Fleet-wide actions with no company: the admin's alone. */
 const ADMIN_ONLY: Action[] = ['company.create', 'host.declare_lost'];
 
-function expected(actorKind: keyof typeof ACTORS, action: Action, reach: Reach, sameCompany: boolean): 'allowed' | 'forbidden' | 'not_found' {
+function expected(
+  actorKind: keyof typeof ACTORS,
+  action: Action,
+  reach: Reach,
+  sameCompany: boolean,
+): 'allowed' | 'forbidden' | 'not_found' {
   if (actorKind === 'admin') return ADMIN_ONLY.includes(action) ? 'allowed' : 'forbidden';
   if (ADMIN_ONLY.includes(action)) return 'forbidden';
   if (!sameCompany) return 'not_found';
@@ -69,17 +74,26 @@ function expected(actorKind: keyof typeof ACTORS, action: Action, reach: Reach, 
 const cases = (Object.keys(ACTORS) as (keyof typeof ACTORS)[]).flatMap((actorKind) =>
   ACTIONS.flatMap((action) =>
     (['own', 'scope', 'outside'] as Reach[]).flatMap((reach) =>
-      [true, false].map((sameCompany) => ({ actorKind, action, reach, sameCompany, want: expected(actorKind, action, reach, sameCompany) })),
+      [true, false].map((sameCompany) => ({
+        actorKind,
+        action,
+        reach,
+        sameCompany,
+        want: expected(actorKind, action, reach, sameCompany),
+      })),
     ),
   ),
 );
 
-test.each(cases)('$actorKind · $action · target $reach · same company $sameCompany → $want', ({ actorKind, action, reach, sameCompany, want }) => {
-  const companyId = ADMIN_ONLY.includes(action) ? null : sameCompany ? COMPANY : OTHER_COMPANY;
-  const decision = authorize(ACTORS[actorKind], action, { companyId, reach });
-  expect(decision.allowed ? 'allowed' : decision.code).toBe(want);
-  if (!decision.allowed && decision.code === 'forbidden') expect(decision.reason.length).toBeGreaterThan(20);
-});
+test.each(cases)(
+  '$actorKind · $action · target $reach · same company $sameCompany → $want',
+  ({ actorKind, action, reach, sameCompany, want }) => {
+    const companyId = ADMIN_ONLY.includes(action) ? null : sameCompany ? COMPANY : OTHER_COMPANY;
+    const decision = authorize(ACTORS[actorKind], action, { companyId, reach });
+    expect(decision.allowed ? 'allowed' : decision.code).toBe(want);
+    if (!decision.allowed && decision.code === 'forbidden') expect(decision.reason.length).toBeGreaterThan(20);
+  },
+);
 
 test('every action has an expectation, and stopping is a board action for every run token', () => {
   expect(Object.keys(EXPECTED).sort()).toEqual([...ACTIONS].sort());

@@ -2,7 +2,14 @@
  * @module Recovery capsules are deterministic for the same facts and never exceed 8 KiB serialized,
  * for every kind of continuation, however large the earlier run's record; trimming keeps the newest.
  */
-import { buildCapsule, CAPSULE_MAX_BYTES, capsuleBytes, type CapsuleFacts, type CapsuleKind, type PredecessorFacts } from '../../domain/capsule';
+import {
+  buildCapsule,
+  CAPSULE_MAX_BYTES,
+  capsuleBytes,
+  type CapsuleFacts,
+  type CapsuleKind,
+  type PredecessorFacts,
+} from '../../domain/capsule';
 
 const at = (i: number) => new Date(Date.UTC(2026, 11, 1, 0, 0, i)).toISOString();
 
@@ -22,7 +29,15 @@ function predecessor(size: number): PredecessorFacts {
     journal: Array.from({ length: size }, (_, i) => `step ${i} ${'j'.repeat(150)}`),
     checkpoint: size > 10 ? { resumable: true, session: 's'.repeat(size * 20) } : { resumable: true, session: 's-1' },
     outputTail: Array.from({ length: size }, (_, i) => `line ${i}`).join('\n'),
-    jobs: Array.from({ length: size }, (_, i) => ({ id: `job-${i}`, kind: i % 2 ? 'monitor' : 'shell_job', command: `tail -F /var/log/${i}.log`, status: 'stopped', exitCode: null, stopReason: 'owner_terminal', verdict: 'terminal-clean' })),
+    jobs: Array.from({ length: size }, (_, i) => ({
+      id: `job-${i}`,
+      kind: i % 2 ? 'monitor' : 'shell_job',
+      command: `tail -F /var/log/${i}.log`,
+      status: 'stopped',
+      exitCode: null,
+      stopReason: 'owner_terminal',
+      verdict: 'terminal-clean',
+    })),
     evidence: Array.from({ length: size }, (_, i) => ({ check: `check ${i}`, passed: i % 3 !== 0, at: at(i) })),
   };
 }
@@ -32,7 +47,12 @@ function facts(kind: CapsuleKind, size: number): CapsuleFacts {
     kind,
     issueId: 'issue-1',
     predecessor: kind === 'watchdog_review' ? null : predecessor(size),
-    openBlockers: Array.from({ length: Math.ceil(size / 10) }, (_, i) => ({ id: `b-${i}`, issueId: 'issue-1', cause: 'stopped_mid_turn_unknown_outcome', nextAction: 'review what the run did, then resolve' })),
+    openBlockers: Array.from({ length: Math.ceil(size / 10) }, (_, i) => ({
+      id: `b-${i}`,
+      issueId: 'issue-1',
+      cause: 'stopped_mid_turn_unknown_outcome',
+      nextAction: 'review what the run did, then resolve',
+    })),
     review:
       kind === 'watchdog_review'
         ? {
@@ -70,7 +90,12 @@ describe.each(KINDS)('%s', (kind) => {
 test('small facts are kept whole, nothing omitted', () => {
   const capsule = buildCapsule(facts('resume_after_hold', 3));
   expect(capsule.omitted).toEqual({});
-  expect(capsule.previousRun).toMatchObject({ runId: 'run-1', stopKind: 'operator_hold', verdict: 'terminal-clean', journal: [expect.stringMatching(/^step 0/), expect.stringMatching(/^step 1/), expect.stringMatching(/^step 2/)] });
+  expect(capsule.previousRun).toMatchObject({
+    runId: 'run-1',
+    stopKind: 'operator_hold',
+    verdict: 'terminal-clean',
+    journal: [expect.stringMatching(/^step 0/), expect.stringMatching(/^step 1/), expect.stringMatching(/^step 2/)],
+  });
   expect(capsule.previousRun!.jobs).toHaveLength(3);
   expect(capsule.previousRun!.checkpoint).toEqual({ resumable: true, session: 's-1' });
 });

@@ -47,7 +47,13 @@ function harness() {
 
   const run = coalescePerKey(
     (key: string, caller: string) => {
-      const call: Call = { n: calls.length + 1, key, caller, concurrent: unsettled.get(key) ?? 0, deferred: deferred() };
+      const call: Call = {
+        n: calls.length + 1,
+        key,
+        caller,
+        concurrent: unsettled.get(key) ?? 0,
+        deferred: deferred(),
+      };
       calls.push(call);
       unsettled.set(key, call.concurrent + 1);
       log.push(`start ${call.n}`);
@@ -176,20 +182,23 @@ test.each([
   ['the flight fails and the follow-up succeeds', new Error('flight failed'), undefined, 'ok'],
   ['the flight succeeds and the follow-up fails', undefined, new Error('follow-up failed'), 'follow-up failed'],
   ['both fail', new Error('flight failed'), new Error('follow-up failed'), 'follow-up failed'],
-])("%s: the follow-up still runs, and its callers get the follow-up's result", async (_case, flightError, followUpError, followUpOutcome) => {
-  const h = harness();
-  const first = h.ask('a');
-  const burst = [h.ask('b'), h.ask('c')];
-  h.finish(1, flightError);
-  await h.started(2);
-  expect(h.calls[1]).toMatchObject({ caller: 'b', concurrent: 0 });
-  h.finish(2, followUpError);
-  await h.settled([first, ...burst]);
-  expect(h.log).toContain(`a ${flightError ? 'flight failed' : 'ok'}`);
-  expect(h.log).toContain(`b ${followUpOutcome}`);
-  expect(h.log).toContain(`c ${followUpOutcome}`);
-  expect(h.calls).toHaveLength(2);
-});
+])(
+  "%s: the follow-up still runs, and its callers get the follow-up's result",
+  async (_case, flightError, followUpError, followUpOutcome) => {
+    const h = harness();
+    const first = h.ask('a');
+    const burst = [h.ask('b'), h.ask('c')];
+    h.finish(1, flightError);
+    await h.started(2);
+    expect(h.calls[1]).toMatchObject({ caller: 'b', concurrent: 0 });
+    h.finish(2, followUpError);
+    await h.settled([first, ...burst]);
+    expect(h.log).toContain(`a ${flightError ? 'flight failed' : 'ok'}`);
+    expect(h.log).toContain(`b ${followUpOutcome}`);
+    expect(h.log).toContain(`c ${followUpOutcome}`);
+    expect(h.calls).toHaveLength(2);
+  },
+);
 
 test('different keys do not coalesce: each runs at once, side by side', async () => {
   const h = harness();

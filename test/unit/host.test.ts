@@ -14,7 +14,9 @@ describe('host identity', () => {
   });
 
   test('a reboot is a new host even when the namespace inode repeats', () => {
-    expect(hostIdFrom('0b3c5a7e-0000-4000-8000-000000000000', 'pid:[4026531836]')).not.toBe(hostIdFrom(BOOT, 'pid:[4026531836]'));
+    expect(hostIdFrom('0b3c5a7e-0000-4000-8000-000000000000', 'pid:[4026531836]')).not.toBe(
+      hostIdFrom(BOOT, 'pid:[4026531836]'),
+    );
   });
 
   test('unreadable inputs fail with both values named instead of a made-up id', () => {
@@ -25,8 +27,12 @@ describe('host identity', () => {
   test('a derived id is a valid TREEWARDEN_HOST_ID; spaces, slashes and colons are not', () => {
     expect(hostIdSchema.safeParse(hostIdFrom(BOOT, 'pid:[4026531836]')).success).toBe(true);
     for (const bad of ['', 'a b', 'a/b', 'a:b', '-leading']) expect(hostIdSchema.safeParse(bad).success).toBe(false);
-    expect(() => parseConfig({ DATABASE_URL: 'postgresql://u@h/db', TREEWARDEN_HOST_ID: 'a b' })).toThrow(/TREEWARDEN_HOST_ID/);
-    expect(parseConfig({ DATABASE_URL: 'postgresql://u@h/db', TREEWARDEN_HOST_ID: 'rack7-node3' }).TREEWARDEN_HOST_ID).toBe('rack7-node3');
+    expect(() => parseConfig({ DATABASE_URL: 'postgresql://u@h/db', TREEWARDEN_HOST_ID: 'a b' })).toThrow(
+      /TREEWARDEN_HOST_ID/,
+    );
+    expect(
+      parseConfig({ DATABASE_URL: 'postgresql://u@h/db', TREEWARDEN_HOST_ID: 'rack7-node3' }).TREEWARDEN_HOST_ID,
+    ).toBe('rack7-node3');
   });
 
   test('the host queue of the default task queue is treewarden-host:<hostId>, and deployments sharing a namespace never cross', () => {

@@ -3,9 +3,22 @@
  * signature format, and the addresses a webhook may not reach.
  */
 import { createHmac } from 'node:crypto';
-import { isPrivateAddress, notificationFor, notificationHash, signWebhook, verifyWebhook, webhookUrlProblem, type RecordedWrite } from '../../domain/notifications';
+import {
+  isPrivateAddress,
+  notificationFor,
+  notificationHash,
+  signWebhook,
+  verifyWebhook,
+  webhookUrlProblem,
+  type RecordedWrite,
+} from '../../domain/notifications';
 
-const write = (action: string, details: Record<string, unknown> = {}, entityType = 'issue', recordId = 'r1'): RecordedWrite => ({ action, entityType, entityId: 'e1', details, recordId });
+const write = (
+  action: string,
+  details: Record<string, unknown> = {},
+  entityType = 'issue',
+  recordId = 'r1',
+): RecordedWrite => ({ action, entityType, entityId: 'e1', details, recordId });
 
 describe('notificationFor', () => {
   test.each([
@@ -24,20 +37,65 @@ describe('notificationFor', () => {
   });
 
   test('the three families and their dedupe keys', () => {
-    expect(notificationFor(write('issue.updated', { changes: { status: 'in_progress' }, previousStatus: 'todo' }))).toMatchObject({ event: 'phase_start', kind: 'issue_in_progress', subject: 'issue:e1', stateVersion: 'in_progress' });
-    expect(notificationFor(write('issue.created', { status: 'in_progress' }))).toMatchObject({ event: 'phase_start', subject: 'issue:e1', stateVersion: 'in_progress' });
-    expect(notificationFor(write('issue.tree_hold_created', { holdId: 'h' }))).toMatchObject({ event: 'phase_start', kind: 'tree_paused', subject: 'tree-hold:h', stateVersion: 'paused' });
-    expect(notificationFor(write('issue.tree_hold_released', { holdId: 'h' }))).toMatchObject({ event: 'phase_start', kind: 'tree_released', subject: 'tree-hold:h', stateVersion: 'released' });
-    expect(notificationFor(write('execution_blocker.created', { blockerId: 'b', issueId: 'i' }, 'run'))).toMatchObject({ event: 'new_blocker', subject: 'execution-blocker:b', issueId: 'i' });
-    expect(notificationFor(write('issue.task_watchdog_triggered', { watchdogId: 'w', stopFingerprint: 'f1' }))).toMatchObject({ event: 'new_blocker', kind: 'watchdog_stopped', subject: 'task-watchdog:w', stateVersion: 'f1' });
-    expect(notificationFor(write('run.failed', { issueId: 'i' }, 'run'))).toMatchObject({ event: 'terminal_result', kind: 'run_finished', subject: 'run:e1', stateVersion: 'terminal', data: { status: 'failed' } });
-    expect(notificationFor(write('issue.updated', { changes: { status: 'cancelled' }, previousStatus: 'todo' }, 'issue', 'r9'))).toMatchObject({ event: 'terminal_result', kind: 'issue_cancelled', stateVersion: 'r9' });
+    expect(
+      notificationFor(write('issue.updated', { changes: { status: 'in_progress' }, previousStatus: 'todo' })),
+    ).toMatchObject({
+      event: 'phase_start',
+      kind: 'issue_in_progress',
+      subject: 'issue:e1',
+      stateVersion: 'in_progress',
+    });
+    expect(notificationFor(write('issue.created', { status: 'in_progress' }))).toMatchObject({
+      event: 'phase_start',
+      subject: 'issue:e1',
+      stateVersion: 'in_progress',
+    });
+    expect(notificationFor(write('issue.tree_hold_created', { holdId: 'h' }))).toMatchObject({
+      event: 'phase_start',
+      kind: 'tree_paused',
+      subject: 'tree-hold:h',
+      stateVersion: 'paused',
+    });
+    expect(notificationFor(write('issue.tree_hold_released', { holdId: 'h' }))).toMatchObject({
+      event: 'phase_start',
+      kind: 'tree_released',
+      subject: 'tree-hold:h',
+      stateVersion: 'released',
+    });
+    expect(notificationFor(write('execution_blocker.created', { blockerId: 'b', issueId: 'i' }, 'run'))).toMatchObject({
+      event: 'new_blocker',
+      subject: 'execution-blocker:b',
+      issueId: 'i',
+    });
+    expect(
+      notificationFor(write('issue.task_watchdog_triggered', { watchdogId: 'w', stopFingerprint: 'f1' })),
+    ).toMatchObject({ event: 'new_blocker', kind: 'watchdog_stopped', subject: 'task-watchdog:w', stateVersion: 'f1' });
+    expect(notificationFor(write('run.failed', { issueId: 'i' }, 'run'))).toMatchObject({
+      event: 'terminal_result',
+      kind: 'run_finished',
+      subject: 'run:e1',
+      stateVersion: 'terminal',
+      data: { status: 'failed' },
+    });
+    expect(
+      notificationFor(
+        write('issue.updated', { changes: { status: 'cancelled' }, previousStatus: 'todo' }, 'issue', 'r9'),
+      ),
+    ).toMatchObject({ event: 'terminal_result', kind: 'issue_cancelled', stateVersion: 'r9' });
   });
 
   test('the same fact has the same key whenever it is recorded; a later in_progress entry is the same fact', () => {
-    const first = notificationFor(write('issue.updated', { changes: { status: 'in_progress' }, previousStatus: 'todo' }, 'issue', 'r1'))!;
-    const again = notificationFor(write('issue.updated', { changes: { status: 'in_progress' }, previousStatus: 'blocked' }, 'issue', 'r7'))!;
-    expect([again.subject, again.stateVersion, notificationHash(again)]).toEqual([first.subject, first.stateVersion, notificationHash(first)]);
+    const first = notificationFor(
+      write('issue.updated', { changes: { status: 'in_progress' }, previousStatus: 'todo' }, 'issue', 'r1'),
+    )!;
+    const again = notificationFor(
+      write('issue.updated', { changes: { status: 'in_progress' }, previousStatus: 'blocked' }, 'issue', 'r7'),
+    )!;
+    expect([again.subject, again.stateVersion, notificationHash(again)]).toEqual([
+      first.subject,
+      first.stateVersion,
+      notificationHash(first),
+    ]);
     const stopA = notificationFor(write('issue.task_watchdog_triggered', { watchdogId: 'w', stopFingerprint: 'a' }))!;
     const stopB = notificationFor(write('issue.task_watchdog_triggered', { watchdogId: 'w', stopFingerprint: 'b' }))!;
     expect(stopA.stateVersion).not.toBe(stopB.stateVersion);
@@ -58,12 +116,31 @@ describe('signatures', () => {
 });
 
 describe('addresses and URLs', () => {
-  test.each(['127.0.0.1', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '198.18.0.1'])('%s is private', (ip) => {
+  test.each([
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.16.5.4',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '::1',
+    '::',
+    'fd00::1',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+    '198.18.0.1',
+  ])('%s is private', (ip) => {
     expect(isPrivateAddress(ip)).toBe(true);
   });
-  test.each(['8.8.8.8', '172.32.0.1', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '100.128.0.1'])('%s is public', (ip) => {
-    expect(isPrivateAddress(ip)).toBe(false);
-  });
+  test.each(['8.8.8.8', '172.32.0.1', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '100.128.0.1'])(
+    '%s is public',
+    (ip) => {
+      expect(isPrivateAddress(ip)).toBe(false);
+    },
+  );
   test('only absolute http(s) URLs without credentials', () => {
     expect(webhookUrlProblem('https://example.com/x')).toBeNull();
     expect(webhookUrlProblem('ftp://example.com')).toContain('http or https');

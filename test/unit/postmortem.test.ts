@@ -5,14 +5,39 @@
 import { computePostmortem, parseEndReason, percentile, type RunFacts } from '../../domain/postmortem';
 
 const t = (s: number) => new Date(Date.UTC(2026, 11, 1, 0, 0, s));
-const run = (id: string, issueId: string, status: string, start: number, end: number, extra: Partial<RunFacts> = {}): RunFacts => ({
-  id, issueId, status, failureState: null, startedAt: t(start), finishedAt: t(end), endReason: null, stopSurvivors: 0, ...extra,
+const run = (
+  id: string,
+  issueId: string,
+  status: string,
+  start: number,
+  end: number,
+  extra: Partial<RunFacts> = {},
+): RunFacts => ({
+  id,
+  issueId,
+  status,
+  failureState: null,
+  startedAt: t(start),
+  finishedAt: t(end),
+  endReason: null,
+  stopSurvivors: 0,
+  ...extra,
 });
 
 test('productive time counts succeeded and inspected runs only', () => {
   const p = computePostmortem({
-    runs: [run('a', 'i', 'succeeded', 0, 10), run('b', 'i', 'failed', 10, 13, { failureState: 'inspected' }), run('c', 'i', 'failed', 13, 50, { failureState: 'uninspected' }), run('d', 'i', 'cancelled', 50, 90)],
-    stoppedVerdicts: [], silentFindings: [], orphanMonitors: 0, reapedProcesses: 0, jobStopSurvivors: 0, now: t(100),
+    runs: [
+      run('a', 'i', 'succeeded', 0, 10),
+      run('b', 'i', 'failed', 10, 13, { failureState: 'inspected' }),
+      run('c', 'i', 'failed', 13, 50, { failureState: 'uninspected' }),
+      run('d', 'i', 'cancelled', 50, 90),
+    ],
+    stoppedVerdicts: [],
+    silentFindings: [],
+    orphanMonitors: 0,
+    reapedProcesses: 0,
+    jobStopSurvivors: 0,
+    now: t(100),
   });
   expect(p.productiveTime.value).toBe(13);
   expect(p.window.from).toBe(t(0).toISOString());
@@ -20,13 +45,33 @@ test('productive time counts succeeded and inspected runs only', () => {
 
 test('recovery time: from each verdict to the first later run start in its subtree; p50 and max; unrecovered apart', () => {
   const p = computePostmortem({
-    runs: [run('a', 'x', 'succeeded', 5, 6), run('b', 'y', 'succeeded', 30, 31), run('c', 'outside', 'succeeded', 12, 13)],
-    stoppedVerdicts: [{ at: t(0), subtreeIssueIds: ['x', 'y'] }, { at: t(10), subtreeIssueIds: ['x', 'y'] }, { at: t(20), subtreeIssueIds: ['y'] }, { at: t(40), subtreeIssueIds: ['x'] }],
-    silentFindings: [{ runId: 'a', at: t(5), contradicted: true }, { runId: 'b', at: t(30), contradicted: false }],
-    orphanMonitors: 2, reapedProcesses: 1, jobStopSurvivors: 1, now: t(100),
+    runs: [
+      run('a', 'x', 'succeeded', 5, 6),
+      run('b', 'y', 'succeeded', 30, 31),
+      run('c', 'outside', 'succeeded', 12, 13),
+    ],
+    stoppedVerdicts: [
+      { at: t(0), subtreeIssueIds: ['x', 'y'] },
+      { at: t(10), subtreeIssueIds: ['x', 'y'] },
+      { at: t(20), subtreeIssueIds: ['y'] },
+      { at: t(40), subtreeIssueIds: ['x'] },
+    ],
+    silentFindings: [
+      { runId: 'a', at: t(5), contradicted: true },
+      { runId: 'b', at: t(30), contradicted: false },
+    ],
+    orphanMonitors: 2,
+    reapedProcesses: 1,
+    jobStopSurvivors: 1,
+    now: t(100),
   });
   // 5 s, 20 s, 10 s recovered; the verdict at 40 s has no later run
-  expect(p.watchdogRecoveryTime).toMatchObject({ recovered: 3, stillStopped: 1, p50: { value: 10 }, max: { value: 20 } });
+  expect(p.watchdogRecoveryTime).toMatchObject({
+    recovered: 3,
+    stillStopped: 1,
+    p50: { value: 10 },
+    max: { value: 20 },
+  });
   expect(p.falseStaleCount.value).toBe(1);
   expect(p.orphanMonitorCount.value).toBe(2);
   expect(p.detachedProcessCount.value).toBe(2);

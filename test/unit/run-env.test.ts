@@ -8,9 +8,29 @@ import { runEnvironment } from '../../domain/run-env';
 const BASE = { DATABASE_URL: 'postgresql://u:p@db:5432/tw' };
 
 test('a run gets PATH, HOME, LANG, the pass-through names, the adapter env and its own values, nothing else', () => {
-  const worker = { PATH: '/bin', HOME: '/home/w', LANG: 'C.UTF-8', EXTRA: 'yes', UNLISTED: 'no', DATABASE_URL: 'secret', TREEWARDEN_ADMIN_TOKEN: 'secret' };
-  const env = runEnvironment(worker, ['EXTRA', 'MISSING'], { TOOL: 'x', TREEWARDEN_RUN_ID: 'forged' }, { TREEWARDEN_RUN_ID: 'r1' });
-  expect(env).toEqual({ PATH: '/bin', HOME: '/home/w', LANG: 'C.UTF-8', EXTRA: 'yes', TOOL: 'x', TREEWARDEN_RUN_ID: 'r1' });
+  const worker = {
+    PATH: '/bin',
+    HOME: '/home/w',
+    LANG: 'C.UTF-8',
+    EXTRA: 'yes',
+    UNLISTED: 'no',
+    DATABASE_URL: 'secret',
+    TREEWARDEN_ADMIN_TOKEN: 'secret',
+  };
+  const env = runEnvironment(
+    worker,
+    ['EXTRA', 'MISSING'],
+    { TOOL: 'x', TREEWARDEN_RUN_ID: 'forged' },
+    { TREEWARDEN_RUN_ID: 'r1' },
+  );
+  expect(env).toEqual({
+    PATH: '/bin',
+    HOME: '/home/w',
+    LANG: 'C.UTF-8',
+    EXTRA: 'yes',
+    TOOL: 'x',
+    TREEWARDEN_RUN_ID: 'r1',
+  });
 });
 
 test.each(['TREEWARDEN_ADMIN_TOKEN', 'DATABASE_URL', 'PGPASSWORD', 'TEMPORAL_TLS_KEY', 'TREEWARDEN_TOKEN'])(
@@ -23,7 +43,12 @@ test.each(['TREEWARDEN_ADMIN_TOKEN', 'DATABASE_URL', 'PGPASSWORD', 'TEMPORAL_TLS
 );
 
 test('a malformed name fails; a good list is parsed, trimmed and deduplicated', () => {
-  expect(() => parseConfig({ ...BASE, TREEWARDEN_RUN_ENV_PASSTHROUGH: 'A-B' })).toThrow(/TREEWARDEN_RUN_ENV_PASSTHROUGH: "A-B" is not a variable name/);
-  expect(parseConfig({ ...BASE, TREEWARDEN_RUN_ENV_PASSTHROUGH: ' GIT_AUTHOR_NAME ,SSH_AUTH_SOCK,,GIT_AUTHOR_NAME' }).TREEWARDEN_RUN_ENV_PASSTHROUGH).toEqual(['GIT_AUTHOR_NAME', 'SSH_AUTH_SOCK']);
+  expect(() => parseConfig({ ...BASE, TREEWARDEN_RUN_ENV_PASSTHROUGH: 'A-B' })).toThrow(
+    /TREEWARDEN_RUN_ENV_PASSTHROUGH: "A-B" is not a variable name/,
+  );
+  expect(
+    parseConfig({ ...BASE, TREEWARDEN_RUN_ENV_PASSTHROUGH: ' GIT_AUTHOR_NAME ,SSH_AUTH_SOCK,,GIT_AUTHOR_NAME' })
+      .TREEWARDEN_RUN_ENV_PASSTHROUGH,
+  ).toEqual(['GIT_AUTHOR_NAME', 'SSH_AUTH_SOCK']);
   expect(parseConfig(BASE).TREEWARDEN_RUN_ENV_PASSTHROUGH).toEqual([]);
 });

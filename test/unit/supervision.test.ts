@@ -19,7 +19,17 @@ const VERDICTS = Object.keys(VERDICT_ACTIONS) as Verdict[];
 describe('verdicts and their actions', () => {
   test('the closed union is exactly the nine documented verdicts', () => {
     expect([...VERDICTS].sort()).toEqual(
-      ['failed-superseded', 'failed-uninspected', 'host-lost', 'live-running', 'monitor-orphaned', 'silent-running', 'stop-partial', 'stop-pending', 'terminal-clean'].sort(),
+      [
+        'failed-superseded',
+        'failed-uninspected',
+        'host-lost',
+        'live-running',
+        'monitor-orphaned',
+        'silent-running',
+        'stop-partial',
+        'stop-pending',
+        'terminal-clean',
+      ].sort(),
     );
   });
 
@@ -56,13 +66,29 @@ describe('verdictOf', () => {
     ['a stopped run with a writer still holding its workspace', { writersAlive: 1 }, 'stop-partial'],
     ['a failed run whose outcome is unknown', { failed: true, failureState: 'uninspected' }, 'failed-uninspected'],
     ['a failed run not yet reconciled', { failed: true, failureState: null }, 'failed-uninspected'],
-    ['a failed run superseded by a verified replacement', { failed: true, failureState: 'superseded' }, 'failed-superseded'],
+    [
+      'a failed run superseded by a verified replacement',
+      { failed: true, failureState: 'superseded' },
+      'failed-superseded',
+    ],
     ['a failed run whose result was inspected', { failed: true, failureState: 'inspected' }, 'terminal-clean'],
     ['a failed run a person acknowledged', { failed: true, failureState: 'acknowledged' }, 'terminal-clean'],
     ['a finished run with nothing left', {}, 'terminal-clean'],
-    ['a monitor still running for a terminal owner', { ...RUNNING, kind: 'monitor', ownerTerminal: true }, 'monitor-orphaned'],
-    ['a failed run whose tombstone proves nothing is left', { failed: true, failureState: 'uninspected', tombstone: true }, 'terminal-clean'],
-    ['a stopped run whose host has no live worker to verify the stop', { unverifiedStop: 'stop-pending' }, 'stop-pending'],
+    [
+      'a monitor still running for a terminal owner',
+      { ...RUNNING, kind: 'monitor', ownerTerminal: true },
+      'monitor-orphaned',
+    ],
+    [
+      'a failed run whose tombstone proves nothing is left',
+      { failed: true, failureState: 'uninspected', tombstone: true },
+      'terminal-clean',
+    ],
+    [
+      'a stopped run whose host has no live worker to verify the stop',
+      { unverifiedStop: 'stop-pending' },
+      'stop-pending',
+    ],
     ['a stopped run whose host was declared lost', { unverifiedStop: 'host-lost' }, 'host-lost'],
   ];
 
@@ -75,15 +101,39 @@ describe('verdictOf', () => {
   });
 
   test.each<[string, Partial<SupervisionFacts>, Verdict]>([
-    ['an orphaned monitor is stopped, not graded as a partial stop', { ...RUNNING, kind: 'monitor', ownerTerminal: true, mustBeGone: true, survivors: 2 }, 'monitor-orphaned'],
-    ['a running job or run whose owner is terminal is not a monitor', { ...RUNNING, kind: 'shell_job', ownerTerminal: true }, 'live-running'],
+    [
+      'an orphaned monitor is stopped, not graded as a partial stop',
+      { ...RUNNING, kind: 'monitor', ownerTerminal: true, mustBeGone: true, survivors: 2 },
+      'monitor-orphaned',
+    ],
+    [
+      'a running job or run whose owner is terminal is not a monitor',
+      { ...RUNNING, kind: 'shell_job', ownerTerminal: true },
+      'live-running',
+    ],
     ['a finished monitor is not orphaned', { kind: 'monitor', ownerTerminal: true }, 'terminal-clean'],
     ['a tombstone does not hide survivors of a stop', { survivors: 1, tombstone: true }, 'stop-partial'],
-    ['a tombstone does not clear work whose lease is still held', { failed: true, failureState: 'uninspected', tombstone: true, leaseHeld: true }, 'failed-uninspected'],
-    ['a tombstone does not clear work with a live writer', { failed: true, failureState: 'uninspected', tombstone: true, writersAlive: 1, mustBeGone: false }, 'failed-uninspected'],
+    [
+      'a tombstone does not clear work whose lease is still held',
+      { failed: true, failureState: 'uninspected', tombstone: true, leaseHeld: true },
+      'failed-uninspected',
+    ],
+    [
+      'a tombstone does not clear work with a live writer',
+      { failed: true, failureState: 'uninspected', tombstone: true, writersAlive: 1, mustBeGone: false },
+      'failed-uninspected',
+    ],
     ['survivors of work that need not be gone yet are no partial stop', { ...RUNNING, survivors: 3 }, 'live-running'],
-    ['a pending stop is never clean, even with no survivor in sight and a tombstone', { unverifiedStop: 'stop-pending', tombstone: true }, 'stop-pending'],
-    ['a lost host is not clean either, whatever its run reported before', { unverifiedStop: 'host-lost', failed: true, failureState: 'inspected' }, 'host-lost'],
+    [
+      'a pending stop is never clean, even with no survivor in sight and a tombstone',
+      { unverifiedStop: 'stop-pending', tombstone: true },
+      'stop-pending',
+    ],
+    [
+      'a lost host is not clean either, whatever its run reported before',
+      { unverifiedStop: 'host-lost', failed: true, failureState: 'inspected' },
+      'host-lost',
+    ],
   ])('precedence: %s', (_case, facts, expected) => {
     expect(verdictOf({ ...FINISHED, ...facts })).toBe(expected);
   });
@@ -94,7 +144,9 @@ describe('findingHash', () => {
     expect(findingHash('stop-partial', { survivors: [101, 102], escalatedTo: 'terminal-clean' })).toBe(
       findingHash('stop-partial', { escalatedTo: 'terminal-clean', survivors: [101, 102] }),
     );
-    expect(findingHash('stop-partial', { survivors: [{ pid: 1, command: 'sleep' }] })).toBe(findingHash('stop-partial', { survivors: [{ command: 'sleep', pid: 1 }] }));
+    expect(findingHash('stop-partial', { survivors: [{ pid: 1, command: 'sleep' }] })).toBe(
+      findingHash('stop-partial', { survivors: [{ command: 'sleep', pid: 1 }] }),
+    );
   });
 
   test.each<[string, Verdict, Record<string, unknown>]>([
@@ -108,12 +160,18 @@ describe('findingHash', () => {
   });
 
   test('findings that differ only inside a nested object hash differently (they are not deduplicated away)', () => {
-    expect(findingHash('stop-partial', { survivors: [{ pid: 1, command: 'sleep' }] })).not.toBe(findingHash('stop-partial', { survivors: [{ pid: 2, command: 'yes' }] }));
-    expect(findingHash('stop-partial', { attempt: { verdict: 'stop-partial' } })).not.toBe(findingHash('stop-partial', { attempt: { verdict: 'terminal-clean' } }));
+    expect(findingHash('stop-partial', { survivors: [{ pid: 1, command: 'sleep' }] })).not.toBe(
+      findingHash('stop-partial', { survivors: [{ pid: 2, command: 'yes' }] }),
+    );
+    expect(findingHash('stop-partial', { attempt: { verdict: 'stop-partial' } })).not.toBe(
+      findingHash('stop-partial', { attempt: { verdict: 'terminal-clean' } }),
+    );
   });
 
   test('flat details keep their stored format: sha256 of "<verdict>\\n<JSON with sorted keys>", so recorded hashes still deduplicate', () => {
-    const expected = createHash('sha256').update('stop-partial\n{"escalatedTo":"terminal-clean","survivors":[7,3]}').digest('hex');
+    const expected = createHash('sha256')
+      .update('stop-partial\n{"escalatedTo":"terminal-clean","survivors":[7,3]}')
+      .digest('hex');
     expect(findingHash('stop-partial', { survivors: [7, 3], escalatedTo: 'terminal-clean' })).toBe(expected);
   });
 });
@@ -126,10 +184,19 @@ describe('lastSignOfLife', () => {
     expect(lastSignOfLife(none)).toBeNull();
   });
 
-  test.each(['apiActivityAt', 'journalPulseAt', 'processActiveAt'] as const)('the latest primary signal wins when %s is the latest', (latest) => {
-    const signals = { apiActivityAt: at(1), journalPulseAt: at(2), processActiveAt: at(3), outputModifiedAt: null, [latest]: at(9) };
-    expect(lastSignOfLife(signals)).toEqual(at(9));
-  });
+  test.each(['apiActivityAt', 'journalPulseAt', 'processActiveAt'] as const)(
+    'the latest primary signal wins when %s is the latest',
+    (latest) => {
+      const signals = {
+        apiActivityAt: at(1),
+        journalPulseAt: at(2),
+        processActiveAt: at(3),
+        outputModifiedAt: null,
+        [latest]: at(9),
+      };
+      expect(lastSignOfLife(signals)).toEqual(at(9));
+    },
+  );
 
   test('output mtime is ignored when any primary signal exists, even when it is newer', () => {
     expect(lastSignOfLife({ ...none, journalPulseAt: at(1), outputModifiedAt: at(30) })).toEqual(at(1));
@@ -147,7 +214,11 @@ describe('silenceLevel', () => {
   const noDecision = { kind: null, until: null };
 
   test('the default policy is the documented 5 / 15 / 30 minutes', () => {
-    expect(DEFAULT_SILENCE_POLICY).toEqual({ suspiciousAfterMs: 5 * 60_000, criticalAfterMs: 15 * 60_000, continueRearmMs: 30 * 60_000 });
+    expect(DEFAULT_SILENCE_POLICY).toEqual({
+      suspiciousAfterMs: 5 * 60_000,
+      criticalAfterMs: 15 * 60_000,
+      continueRearmMs: 30 * 60_000,
+    });
   });
 
   test.each<[number, string]>([
@@ -168,13 +239,18 @@ describe('silenceLevel', () => {
   });
 
   test('a dismissed run is ok for good', () => {
-    expect(silenceLevel(after(POLICY.criticalAfterMs * 100), null, STARTED, { kind: 'dismiss', until: null }, POLICY)).toBe('ok');
+    expect(
+      silenceLevel(after(POLICY.criticalAfterMs * 100), null, STARTED, { kind: 'dismiss', until: null }, POLICY),
+    ).toBe('ok');
   });
 
-  test.each(['snooze', 'continue'] as const)('a %s decision keeps the run ok until its time, then grading resumes', (kind) => {
-    const now = after(POLICY.criticalAfterMs * 2);
-    expect(silenceLevel(now, null, STARTED, { kind, until: new Date(now.getTime() + 1) }, POLICY)).toBe('ok');
-    expect(silenceLevel(now, null, STARTED, { kind, until: now }, POLICY)).toBe('critical');
-    expect(silenceLevel(now, null, STARTED, { kind, until: new Date(now.getTime() - 1) }, POLICY)).toBe('critical');
-  });
+  test.each(['snooze', 'continue'] as const)(
+    'a %s decision keeps the run ok until its time, then grading resumes',
+    (kind) => {
+      const now = after(POLICY.criticalAfterMs * 2);
+      expect(silenceLevel(now, null, STARTED, { kind, until: new Date(now.getTime() + 1) }, POLICY)).toBe('ok');
+      expect(silenceLevel(now, null, STARTED, { kind, until: now }, POLICY)).toBe('critical');
+      expect(silenceLevel(now, null, STARTED, { kind, until: new Date(now.getTime() - 1) }, POLICY)).toBe('critical');
+    },
+  );
 });

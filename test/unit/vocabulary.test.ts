@@ -44,9 +44,12 @@ describe('statuses', () => {
     expect(RUN_STATUSES).toHaveLength(7);
   });
 
-  test.each(AGENT_STATUSES.map((s) => [s, s === 'active'] as const))('an agent %s is invokable: %s', (status, invokable) => {
-    expect(isInvokable(status)).toBe(invokable);
-  });
+  test.each(AGENT_STATUSES.map((s) => [s, s === 'active'] as const))(
+    'an agent %s is invokable: %s',
+    (status, invokable) => {
+      expect(isInvokable(status)).toBe(invokable);
+    },
+  );
 });
 
 describe('ids', () => {
@@ -71,11 +74,14 @@ describe('ids', () => {
     expect(uuidSchema.safeParse(ID.toUpperCase()).success).toBe(true);
   });
 
-  test.each(['', 'not-a-uuid', `${ID}x`, ID.replace(/-/g, ''), `task-watchdog:${ID}`, ' '.repeat(36)])('%j is a malformed id, named as such', (bad) => {
-    const result = uuidSchema.safeParse(bad);
-    expect(result.success).toBe(false);
-    expect(result.error?.issues[0].message).toBe('must be a UUID');
-  });
+  test.each(['', 'not-a-uuid', `${ID}x`, ID.replace(/-/g, ''), `task-watchdog:${ID}`, ' '.repeat(36)])(
+    '%j is a malformed id, named as such',
+    (bad) => {
+      const result = uuidSchema.safeParse(bad);
+      expect(result.success).toBe(false);
+      expect(result.error?.issues[0].message).toBe('must be a UUID');
+    },
+  );
 });
 
 describe('parseConfig', () => {
@@ -135,7 +141,12 @@ describe('parseConfig', () => {
       TREEWARDEN_ADMIN_TOKEN: 'a'.repeat(16),
       PATH: '/usr/bin',
     });
-    expect(config).toMatchObject({ DATABASE_URL: 'postgres://u@db/x', TREEWARDEN_API_PORT: 0, TREEWARDEN_FIRST_RUN_GRACE_MS: 2500, TREEWARDEN_ADMIN_TOKEN: 'a'.repeat(16) });
+    expect(config).toMatchObject({
+      DATABASE_URL: 'postgres://u@db/x',
+      TREEWARDEN_API_PORT: 0,
+      TREEWARDEN_FIRST_RUN_GRACE_MS: 2500,
+      TREEWARDEN_ADMIN_TOKEN: 'a'.repeat(16),
+    });
     expect(config).not.toHaveProperty('PATH');
   });
 
@@ -162,11 +173,14 @@ describe('parseConfig', () => {
   });
 
   test('a short admin token is refused with the rule it breaks', () => {
-    expect(parseError({ DATABASE_URL, TREEWARDEN_ADMIN_TOKEN: 'short' }).message).toContain('TREEWARDEN_ADMIN_TOKEN: must be at least 16 characters');
+    expect(parseError({ DATABASE_URL, TREEWARDEN_ADMIN_TOKEN: 'short' }).message).toContain(
+      'TREEWARDEN_ADMIN_TOKEN: must be at least 16 characters',
+    );
   });
 
   test('every bad variable is named in one error, so one restart fixes them all', () => {
     const { message } = parseError({ DATABASE_URL: 'nope', LOG_LEVEL: 'loud', TREEWARDEN_STOP_GRACE_MS: '0' });
-    for (const variable of ['DATABASE_URL', 'LOG_LEVEL', 'TREEWARDEN_STOP_GRACE_MS']) expect(message).toContain(`${variable}: `);
+    for (const variable of ['DATABASE_URL', 'LOG_LEVEL', 'TREEWARDEN_STOP_GRACE_MS'])
+      expect(message).toContain(`${variable}: `);
   });
 });

@@ -62,16 +62,26 @@ describe('classifySubtree: live path', () => {
     ['a queued wake', { hasQueuedWake: true }],
   ])('%s anywhere in the subtree keeps it live, with no fingerprint to review', (_what, live) => {
     const result = classify(smallTree({ a1: live }));
-    expect(result).toMatchObject({ state: 'live', liveIssueIds: ['a1'], stoppedLeaves: [], fingerprint: null, includedCount: 4 });
+    expect(result).toMatchObject({
+      state: 'live',
+      liveIssueIds: ['a1'],
+      stoppedLeaves: [],
+      fingerprint: null,
+      includedCount: 4,
+    });
   });
 
   test('every live issue is listed, sorted, interior ones included', () => {
-    const result = classify(smallTree({ b: { hasLiveRun: true }, a: { hasQueuedWake: true }, root: { hasLiveRun: true } }));
+    const result = classify(
+      smallTree({ b: { hasLiveRun: true }, a: { hasQueuedWake: true }, root: { hasLiveRun: true } }),
+    );
     expect(result.liveIssueIds).toEqual(['a', 'b', 'root']);
   });
 
   test('a live path wins over an issue still inside its first-run grace', () => {
-    const result = classify(smallTree({ a1: { hasLiveRun: true }, b: { hasAnyRun: false, status: 'todo', createdAt: NOW } }));
+    const result = classify(
+      smallTree({ a1: { hasLiveRun: true }, b: { hasAnyRun: false, status: 'todo', createdAt: NOW } }),
+    );
     expect(result.state).toBe('live');
     expect(result.pendingFirstRunIssueIds).toEqual([]);
   });
@@ -112,21 +122,40 @@ describe('classifySubtree: depth limit', () => {
 });
 
 describe('classifySubtree: first-run grace', () => {
-  const fresh = (overrides: Partial<SubtreeNode> = {}) => ({ hasAnyRun: false, status: 'todo', createdAt: new Date(NOW.getTime() - 1_000), ...overrides });
+  const fresh = (overrides: Partial<SubtreeNode> = {}) => ({
+    hasAnyRun: false,
+    status: 'todo',
+    createdAt: new Date(NOW.getTime() - 1_000),
+    ...overrides,
+  });
 
   test('an assigned issue without any run, created inside the grace, holds the evaluation as pending_first_run', () => {
     const result = classify(smallTree({ b: fresh() }));
-    expect(result).toMatchObject({ state: 'pending_first_run', pendingFirstRunIssueIds: ['b'], stoppedLeaves: [], fingerprint: null });
+    expect(result).toMatchObject({
+      state: 'pending_first_run',
+      pendingFirstRunIssueIds: ['b'],
+      stoppedLeaves: [],
+      fingerprint: null,
+    });
   });
 
   test('the evaluation says when the earliest grace among the pending issues ends, so it can be re-checked then', () => {
-    const result = classify(smallTree({ b: fresh({ createdAt: new Date(NOW.getTime() - 4_000) }), a1: fresh({ createdAt: new Date(NOW.getTime() - 9_000) }) }));
+    const result = classify(
+      smallTree({
+        b: fresh({ createdAt: new Date(NOW.getTime() - 4_000) }),
+        a1: fresh({ createdAt: new Date(NOW.getTime() - 9_000) }),
+      }),
+    );
     expect(result.firstRunGraceEndsAt).toBe(new Date(NOW.getTime() - 9_000 + GRACE_MS).toISOString());
     expect(classify(smallTree({})).firstRunGraceEndsAt).toBeNull();
   });
 
   test('several pending issues are listed sorted', () => {
-    expect(classify(smallTree({ b: fresh(), a1: fresh(), root: fresh() })).pendingFirstRunIssueIds).toEqual(['a1', 'b', 'root']);
+    expect(classify(smallTree({ b: fresh(), a1: fresh(), root: fresh() })).pendingFirstRunIssueIds).toEqual([
+      'a1',
+      'b',
+      'root',
+    ]);
   });
 
   test.each([
@@ -155,12 +184,28 @@ describe('classifySubtree: first-run grace', () => {
 
 describe('classifySubtree: stopped leaves', () => {
   test('the stopped leaves are the issues without children, sorted by id, with their material facts', () => {
-    const result = classify(smallTree({ b: { status: 'blocked', blockerIds: ['x2', 'x1'] }, a1: { assigneeAgentId: null } }));
+    const result = classify(
+      smallTree({ b: { status: 'blocked', blockerIds: ['x2', 'x1'] }, a1: { assigneeAgentId: null } }),
+    );
     expect(result.state).toBe('stopped');
     expect(result.includedCount).toBe(4);
     expect(result.stoppedLeaves).toEqual<StoppedLeaf[]>([
-      { id: 'a1', status: 'done', assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [], executionBlockerIds: [] },
-      { id: 'b', status: 'blocked', assigneeAgentId: 'agent-worker', blockerIds: ['x1', 'x2'], pendingInteractionIds: [], executionBlockerIds: [] },
+      {
+        id: 'a1',
+        status: 'done',
+        assigneeAgentId: null,
+        blockerIds: [],
+        pendingInteractionIds: [],
+        executionBlockerIds: [],
+      },
+      {
+        id: 'b',
+        status: 'blocked',
+        assigneeAgentId: 'agent-worker',
+        blockerIds: ['x1', 'x2'],
+        pendingInteractionIds: [],
+        executionBlockerIds: [],
+      },
     ]);
     expect(result.fingerprint).toBe(stopFingerprint(result.stoppedLeaves, CONFIG));
   });
@@ -195,7 +240,8 @@ describe('classifySubtree: stopped leaves', () => {
 });
 
 describe('stop fingerprint', () => {
-  const tree = () => smallTree({ a1: { status: 'blocked', blockerIds: ['x1', 'x2', 'x3'], pendingInteractionIds: ['q1', 'q2'] } });
+  const tree = () =>
+    smallTree({ a1: { status: 'blocked', blockerIds: ['x1', 'x2', 'x3'], pendingInteractionIds: ['q1', 'q2'] } });
   const fingerprintOf = (nodes: SubtreeNode[], config = CONFIG) => {
     const result = classify(nodes, config);
     expect(result.state).toBe('stopped');
@@ -229,8 +275,14 @@ describe('stop fingerprint', () => {
     ['a blocker added', (n) => void n[2].blockerIds.push('x4')],
     ['a blocker cleared', (n) => void n[2].blockerIds.pop()],
     ['an interaction answered', (n) => void n[2].pendingInteractionIds.pop()],
-    ['an execution blocker on a leaf (a run stopped mid-turn, unknown outcome)', (n) => void n[2].executionBlockerIds.push('e1')],
-    ['an execution blocker on an interior issue (it waits for a person too)', (n) => void n[1].executionBlockerIds.push('e1')],
+    [
+      'an execution blocker on a leaf (a run stopped mid-turn, unknown outcome)',
+      (n) => void n[2].executionBlockerIds.push('e1'),
+    ],
+    [
+      'an execution blocker on an interior issue (it waits for a person too)',
+      (n) => void n[1].executionBlockerIds.push('e1'),
+    ],
     ['a new leaf under a leaf', (n) => void n.push(node('a1-child', 'a1', 4))],
     ['a leaf removed', (n) => void n.splice(3, 1)],
   ])('changes when %s changes (a different stop deserves its own review)', (_what, mutate) => {
@@ -255,7 +307,14 @@ describe('stop fingerprint', () => {
   });
 
   test('distinguishes a missing assignee from an assignee literally named "null" (no ambiguous encoding)', () => {
-    const leaf: StoppedLeaf = { id: 'l', status: 'todo', assigneeAgentId: null, blockerIds: [], pendingInteractionIds: [], executionBlockerIds: [] };
+    const leaf: StoppedLeaf = {
+      id: 'l',
+      status: 'todo',
+      assigneeAgentId: null,
+      blockerIds: [],
+      pendingInteractionIds: [],
+      executionBlockerIds: [],
+    };
     expect(stopFingerprint([leaf], CONFIG)).not.toBe(stopFingerprint([{ ...leaf, assigneeAgentId: 'null' }], CONFIG));
   });
 
@@ -266,8 +325,12 @@ describe('stop fingerprint', () => {
 
   test('empty instructions and no instructions hash differently, which is why instructions are normalized before they are stored', () => {
     const leaves = classify(tree()).stoppedLeaves;
-    expect(stopFingerprint(leaves, { ...CONFIG, instructions: '' })).not.toBe(stopFingerprint(leaves, { ...CONFIG, instructions: null }));
-    expect(stopFingerprint(leaves, { ...CONFIG, instructions: normalizeInstructions('   ') })).toBe(stopFingerprint(leaves, { ...CONFIG, instructions: null }));
+    expect(stopFingerprint(leaves, { ...CONFIG, instructions: '' })).not.toBe(
+      stopFingerprint(leaves, { ...CONFIG, instructions: null }),
+    );
+    expect(stopFingerprint(leaves, { ...CONFIG, instructions: normalizeInstructions('   ') })).toBe(
+      stopFingerprint(leaves, { ...CONFIG, instructions: null }),
+    );
   });
 });
 
