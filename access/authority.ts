@@ -63,7 +63,13 @@ export async function issueReach(tx: Tx, actor: Extract<Actor, { kind: 'run' }>,
 /** True when the issue is the root or a descendant of it, not under a task_watchdog branch. */
 async function below(tx: Tx, rootId: string, issueId: string): Promise<boolean> {
   const path = await tx.$queryRaw<{ id: string; originKind: string }[]>`
-    WITH RECURSIVE ${treeWalk({ name: 'up', direction: 'up', from: Prisma.sql`FROM "Issue" i WHERE i.id = ${issueId}::uuid`, columns: ['originKind'], stopAfter: Prisma.sql`w.id = ${rootId}::uuid` })}
+    WITH RECURSIVE ${treeWalk({
+      name: 'up',
+      direction: 'up',
+      from: Prisma.sql`FROM "Issue" i WHERE i.id = ${issueId}::uuid`,
+      columns: ['originKind'],
+      stopAfter: Prisma.sql`w.id = ${rootId}::uuid`,
+    })}
     SELECT id::text, "originKind" FROM up ORDER BY depth`;
   const rootIndex = path.findIndex((p) => p.id === rootId);
   return rootIndex !== -1 && !path.slice(0, rootIndex).some((p) => p.originKind === TASK_WATCHDOG_ORIGIN);

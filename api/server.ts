@@ -89,7 +89,8 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
       return send('unavailable', 'internal error; nothing was changed');
     return send(
       'unavailable',
-      'internal error; the change may have been applied: read it back before retrying, or retry with the same Idempotency-Key',
+      'internal error; the change may have been applied: read it back before retrying, ' +
+        'or retry with the same Idempotency-Key',
     );
   });
   app.setNotFoundHandler((request, reply) =>

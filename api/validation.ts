@@ -1,4 +1,7 @@
-/** Request schemas shared by routes: ids and bodies are validated (api/openapi.ts) before anything is read or written. */
+/**
+ * Request schemas shared by routes: ids and bodies are validated (api/openapi.ts) before anything is
+ * read or written.
+ */
 import { z } from 'zod';
 import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';

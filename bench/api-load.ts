@@ -78,9 +78,10 @@ async function measure(
     const passes: Pass[] = [];
     for (let r = 0; r < REPEATS; r++) passes.push(await onePass(stack, roots));
     const cpu = (p: Pass) => ROLES.map((role) => `${role} ${p.cpuPerRequest[role].toFixed(1)}`).join(', ');
-    log(
-      `  ${label}: ${passes.map((p) => `${p.requestsPerSecond.toFixed(0)} req/s, p50 ${p.p50.toFixed(0)} ms, p99 ${p.p99.toFixed(0)} ms, CPU ms/request: ${cpu(p)}`).join('; ')}`,
-    );
+    const describe = (p: Pass) =>
+      `${p.requestsPerSecond.toFixed(0)} req/s, p50 ${p.p50.toFixed(0)} ms, p99 ${p.p99.toFixed(0)} ms, ` +
+      `CPU ms/request: ${cpu(p)}`;
+    log(`  ${label}: ${passes.map(describe).join('; ')}`);
     return passes;
   } finally {
     await stack.stop();

@@ -25,7 +25,8 @@ export async function burst(h: Harness, pool: pg.Pool, companyId: string, agentI
     ...leaves.map((id) => ({ id, parentId: rootId, status: 'cancelled' })),
   ]);
   const { rows } = await pool.query<{ id: string }>(
-    `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "updatedAt") VALUES (gen_random_uuid(), $1, $2, $2, $3, now()) RETURNING id`,
+    `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "updatedAt")
+     VALUES (gen_random_uuid(), $1, $2, $2, $3, now()) RETURNING id`,
     [companyId, rootId, agentId],
   );
   const watchdogId = rows[0].id;

@@ -42,7 +42,8 @@ export async function evaluationCost(h: Harness, pool: pg.Pool): Promise<ResultR
     }))
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)); // the order classifySubtree fingerprints in
   const { rows } = await pool.query<{ id: string }>(
-    `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "lastReviewedFingerprint", "updatedAt")
+    `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "lastReviewedFingerprint",
+       "updatedAt")
      VALUES (gen_random_uuid(), $1, $2, $2, $3, $4, now()) RETURNING id`,
     [companyId, tree.rootId, agentId, stopFingerprint(leaves, { agentId, instructions: null })],
   );
@@ -52,7 +53,8 @@ export async function evaluationCost(h: Harness, pool: pg.Pool): Promise<ResultR
     const summary = await evaluateWatchdog(h.services, watchdogId);
     if (summary.state !== 'already_reviewed' || summary.includedCount !== SIZE) {
       throw new Error(
-        `scenario 1: expected an already-reviewed ${SIZE}-issue subtree, got ${summary.state} over ${summary.includedCount}`,
+        `scenario 1: expected an already-reviewed ${SIZE}-issue subtree, ` +
+          `got ${summary.state} over ${summary.includedCount}`,
       );
     }
   };

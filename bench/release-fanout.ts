@@ -2,9 +2,9 @@
  * Scenario 5: releasing a hold of 1,000 members whose 1,000 runs the pause interrupted. The time
  * until the release reports all 1,000 re-dispatched (claim, wake, run, workflow start, each checked
  * at most once) is compared with the floor: 1,000 bare INSERTs writing the same rows (wake, run,
- * resume claim) into an identical twin hold plus 1,000 bare workflow starts, measured in the same repeat. Afterwards exactly-once is
- * checked: one claim and one resumed run per interrupted run, and neither a second release nor a
- * replayed settlement adds any.
+ * resume claim) into an identical twin hold plus 1,000 bare workflow starts, measured in the same
+ * repeat. Afterwards exactly-once is checked: one claim and one resumed run per interrupted run, and
+ * neither a second release nor a replayed settlement adds any.
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -44,19 +44,24 @@ async function seedInterruptedHold(pool: pg.Pool, companyId: string, agentId: st
   ]);
   await pool.query(
     `INSERT INTO "WakeRequest" (id, "companyId", "agentId", "issueId", reason, status, "runId", "claimedAt")
-     SELECT u.wake, $1, $2, u.issue, 'bench_seed', 'claimed', u.run, now() FROM unnest($3::uuid[], $4::uuid[], $5::uuid[]) AS u(wake, issue, run)`,
+     SELECT u.wake, $1, $2, u.issue, 'bench_seed', 'claimed', u.run, now()
+     FROM unnest($3::uuid[], $4::uuid[], $5::uuid[]) AS u(wake, issue, run)`,
     [companyId, agentId, wakeIds, ids, runIds],
   );
   await pool.query(
-    `INSERT INTO "Run" (id, "companyId", "issueId", "agentId", "wakeRequestId", status, "wakeReason", "stopKind", "stoppedByHoldId", "stopRequestedAt", "finishedAt", "updatedAt")
-     SELECT u.run, $1, u.issue, $2, u.wake, 'cancelled', 'bench_seed', 'operator_hold', $3, now(), now(), now() FROM unnest($4::uuid[], $5::uuid[], $6::uuid[]) AS u(run, issue, wake)`,
+    `INSERT INTO "Run" (id, "companyId", "issueId", "agentId", "wakeRequestId", status, "wakeReason", "stopKind",
+       "stoppedByHoldId", "stopRequestedAt", "finishedAt", "updatedAt")
+     SELECT u.run, $1, u.issue, $2, u.wake, 'cancelled', 'bench_seed', 'operator_hold', $3, now(), now(), now()
+     FROM unnest($4::uuid[], $5::uuid[], $6::uuid[]) AS u(run, issue, wake)`,
     [companyId, agentId, holdId, runIds, ids, wakeIds],
   );
   const depth = new Map<string, number>([[tree.rootId, 0]]);
   for (const issue of tree.issues) if (issue.parentId) depth.set(issue.id, depth.get(issue.parentId)! + 1);
   await pool.query(
-    `INSERT INTO "TreeHoldMember" (id, "holdId", "issueId", depth, "issueStatus", "assigneeAgentId", "activeRunId", "activeRunStatus", "interruptedRunId")
-     SELECT gen_random_uuid(), $1, u.issue, u.depth, 'in_progress', $2, u.run, 'running', u.run FROM unnest($3::uuid[], $4::int[], $5::uuid[]) AS u(issue, depth, run)`,
+    `INSERT INTO "TreeHoldMember" (id, "holdId", "issueId", depth, "issueStatus", "assigneeAgentId", "activeRunId",
+       "activeRunStatus", "interruptedRunId")
+     SELECT gen_random_uuid(), $1, u.issue, u.depth, 'in_progress', $2, u.run, 'running', u.run
+     FROM unnest($3::uuid[], $4::int[], $5::uuid[]) AS u(issue, depth, run)`,
     [holdId, agentId, ids, ids.map((id) => depth.get(id)!), runIds],
   );
   return { holdId, rootId: tree.rootId, memberIds: ids, interruptedRunIds: runIds };
@@ -86,13 +91,17 @@ async function bareInserts(h: Harness, companyId: string, agentId: string, hold:
     await h.services.db.$executeRaw`
       WITH w AS (
         INSERT INTO "WakeRequest" (id, "companyId", "agentId", "issueId", reason, context, status, "runId", "claimedAt")
-        VALUES (gen_random_uuid(), ${companyId}::uuid, ${agentId}::uuid, ${hold.memberIds[i]}::uuid, 'issue_tree_resumed', '{}', 'claimed', NULL, now())
+        VALUES (gen_random_uuid(), ${companyId}::uuid, ${agentId}::uuid, ${hold.memberIds[i]}::uuid,
+          'issue_tree_resumed', '{}', 'claimed', NULL, now())
         RETURNING id
       ), r AS (
         INSERT INTO "Run" (id, "companyId", "issueId", "agentId", "wakeRequestId", "wakeReason", "updatedAt")
-        SELECT gen_random_uuid(), ${companyId}::uuid, ${hold.memberIds[i]}::uuid, ${agentId}::uuid, w.id, 'issue_tree_resumed', now() FROM w
+        SELECT gen_random_uuid(), ${companyId}::uuid, ${hold.memberIds[i]}::uuid, ${agentId}::uuid, w.id,
+          'issue_tree_resumed', now()
+        FROM w
       )
-      INSERT INTO "ResumeClaim" ("interruptedRunId", "holdId", "wakeRequestId") SELECT ${hold.interruptedRunIds[i]}::uuid, ${hold.holdId}::uuid, w.id FROM w`;
+      INSERT INTO "ResumeClaim" ("interruptedRunId", "holdId", "wakeRequestId")
+      SELECT ${hold.interruptedRunIds[i]}::uuid, ${hold.holdId}::uuid, w.id FROM w`;
   }
 }
 
@@ -182,8 +191,10 @@ async function exactlyOnceViolations(h: Harness, pool: pg.Pool, hold: SeededHold
   const { rows } = await pool.query<{ claims: string; distinct_runs: string; resumed: string; issues: string }>(
     `SELECT (SELECT count(*) FROM "ResumeClaim" WHERE "holdId" = $1) AS claims,
             (SELECT count(DISTINCT "interruptedRunId") FROM "ResumeClaim" WHERE "holdId" = $1) AS distinct_runs,
-            (SELECT count(*) FROM "Run" WHERE "issueId" = ANY($2::uuid[]) AND "wakeReason" = 'issue_tree_resumed') AS resumed,
-            (SELECT count(DISTINCT "issueId") FROM "Run" WHERE "issueId" = ANY($2::uuid[]) AND "wakeReason" = 'issue_tree_resumed') AS issues`,
+            (SELECT count(*) FROM "Run"
+              WHERE "issueId" = ANY($2::uuid[]) AND "wakeReason" = 'issue_tree_resumed') AS resumed,
+            (SELECT count(DISTINCT "issueId") FROM "Run"
+              WHERE "issueId" = ANY($2::uuid[]) AND "wakeReason" = 'issue_tree_resumed') AS issues`,
     [hold.holdId, hold.memberIds],
   );
   const counts = Object.values(rows[0]).map(Number);

@@ -98,7 +98,8 @@ function table(rows: ResultRow[]): string {
     const met = r.met === undefined ? '' : r.met ? 'yes' : '**no**';
     const metric = r.note ? `${r.metric} (${r.note})` : r.metric;
     lines.push(
-      `| ${r.scenario} | ${metric} | ${format(r.figure.median)} | ${format(r.figure.min)} | ${format(r.figure.max)} | ${r.figure.n} | ${r.unit} | ${r.target ?? ''} | ${met} |`,
+      `| ${r.scenario} | ${metric} | ${format(r.figure.median)} | ${format(r.figure.min)} | ${format(r.figure.max)} ` +
+        `| ${r.figure.n} | ${r.unit} | ${r.target ?? ''} | ${met} |`,
     );
   }
   return lines.join('\n');
@@ -121,7 +122,8 @@ async function main(): Promise<void> {
     results.push(...rows);
     for (const r of rows)
       log(
-        `  ${r.scenario} | ${r.metric}: ${format(r.figure.median)} ${r.unit} (${format(r.figure.min)}–${format(r.figure.max)})`,
+        `  ${r.scenario} | ${r.metric}: ${format(r.figure.median)} ${r.unit} ` +
+          `(${format(r.figure.min)}–${format(r.figure.max)})`,
       );
   };
   // BENCH_SCENARIOS=1,5 runs a subset while profiling one cost; the report and BENCHMARKS.md come from full runs
@@ -178,7 +180,8 @@ async function main(): Promise<void> {
   fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   fs.copyFileSync(file, path.join(dir, 'latest.json'));
   process.stdout.write(
-    `\n${table(results)}\n\n${durationSeconds} s on ${report.machine.cores} × ${report.machine.cpu}; JSON: ${path.relative(REPO_ROOT, file)}\n`,
+    `\n${table(results)}\n\n${durationSeconds} s on ${report.machine.cores} × ${report.machine.cpu}; ` +
+      `JSON: ${path.relative(REPO_ROOT, file)}\n`,
   );
 }
 

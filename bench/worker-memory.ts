@@ -1,8 +1,9 @@
 /**
  * Scenario 6: one worker holding 10,000 idle watchdog workflows: those earlier scenarios left
- * running (waiting for a change or a tick) plus as many new ones as make up 10,000. The worker runs with the SDK's default cache size, as workers/main.ts does; the cache
- * must stay at or under that bound while the rest are evicted and replayed on demand, and the
- * process's memory is reported after a full GC once every workflow has evaluated and gone idle.
+ * running (waiting for a change or a tick) plus as many new ones as make up 10,000. The worker runs
+ * with the SDK's default cache size, as workers/main.ts does; the cache must stay at or under that
+ * bound while the rest are evicted and replayed on demand, and the process's memory is reported after
+ * a full GC once every workflow has evaluated and gone idle.
  */
 import type pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -29,7 +29,8 @@ export async function insertIssues(pool: pg.Pool, companyId: string, issues: See
     await pool.query(
       `INSERT INTO "Issue" (id, "companyId", "parentId", title, status, "assigneeAgentId", "createdAt", "updatedAt")
        SELECT u.id, $1::uuid, u.parent, 'bench issue', u.status::"IssueStatus", u.assignee, u.created, now()
-       FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::timestamptz[]) AS u(id, parent, status, assignee, created)`,
+       FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::timestamptz[])
+         AS u(id, parent, status, assignee, created)`,
       [
         companyId,
         chunk.map((x) => x.id),
@@ -102,8 +103,10 @@ export async function seedIdleWatchdogs(
     ),
   );
   await pool.query(
-    `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "lastReviewedFingerprint", "updatedAt")
-     SELECT u.id, $1::uuid, u.issue, u.issue, $2::uuid, u.fp, now() FROM unnest($3::uuid[], $4::uuid[], $5::text[]) AS u(id, issue, fp)`,
+    `INSERT INTO "Watchdog" (id, "companyId", "issueId", "activeIssueId", "agentId", "lastReviewedFingerprint",
+       "updatedAt")
+     SELECT u.id, $1::uuid, u.issue, u.issue, $2::uuid, u.fp, now()
+     FROM unnest($3::uuid[], $4::uuid[], $5::text[]) AS u(id, issue, fp)`,
     [companyId, agentId, trees.map((t) => t.watchdogId), trees.map((t) => t.rootId), reviewed],
   );
   return trees;
@@ -127,7 +130,8 @@ export async function startWatchdogWorkflows(
 /** The count of watchdogs whose workflow has evaluated at least once since `since`. */
 export async function evaluatedSince(pool: pg.Pool, since: Date, watchdogIds: string[]): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(
-    `SELECT count(*) AS n FROM "Watchdog" WHERE id = ANY($1::uuid[]) AND ("lastEvaluation"->>'evaluatedAt')::timestamptz >= $2`,
+    `SELECT count(*) AS n FROM "Watchdog"
+     WHERE id = ANY($1::uuid[]) AND ("lastEvaluation"->>'evaluatedAt')::timestamptz >= $2`,
     [watchdogIds, since],
   );
   return Number(rows[0].n);

@@ -23,7 +23,8 @@ export function exitCodeFor(error: unknown): number {
     return EXIT.error;
   }
   const grpc = error instanceof ServiceError ? error.cause : error;
-  if (isGrpcServiceError(grpc) && (grpc.code === 7 || grpc.code === 16)) return EXIT.denied; // PERMISSION_DENIED, UNAUTHENTICATED
+  // PERMISSION_DENIED, UNAUTHENTICATED
+  if (isGrpcServiceError(grpc) && (grpc.code === 7 || grpc.code === 16)) return EXIT.denied;
   return EXIT.error;
 }
 

@@ -72,6 +72,11 @@ function runScript(script: string): Promise<number> {
   });
 }
 
+/** pids holding the run workspace's writer lock, as the `inspect` line shows them */
+function writerLockHolders(holders: number[] | null): string {
+  return holders === null ? 'unknown (host unreachable)' : holders.join(', ') || 'none';
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive integer');
@@ -98,7 +103,9 @@ function buildProgram(): Command {
     command(
       name,
       `run the ${name} process (tsx ${script})`,
-      `Run the ${name} process (tsx ${script}) with inherited stdio until SIGTERM/SIGINT, and exit with its exit code.\nIts logs are NDJSON on stdout already; --json only formats the CLI's own errors.`,
+      `Run the ${name} process (tsx ${script}) with inherited stdio until SIGTERM/SIGINT, ` +
+        'and exit with its exit code.\n' +
+        "Its logs are NDJSON on stdout already; --json only formats the CLI's own errors.",
     ).action(async () => {
       process.exitCode = await runScript(script);
     });
@@ -107,7 +114,9 @@ function buildProgram(): Command {
   command(
     'status <id>',
     'describe a watchdog, hold or run workflow in Temporal',
-    'Describe a workflow by id: task-watchdog:<issueId>, tree-hold:<holdId>, agent-run:<runId>, or a bare run or hold UUID.\nRunning watchdogs and holds also report their `state` query (needs a running worker).',
+    'Describe a workflow by id: task-watchdog:<issueId>, tree-hold:<holdId>, agent-run:<runId>, ' +
+      'or a bare run or hold UUID.\n' +
+      'Running watchdogs and holds also report their `state` query (needs a running worker).',
   )
     .option('--connect-timeout <ms>', 'Temporal connect timeout in milliseconds', positiveInt, 10_000)
     .action(async (id: string, opts: JsonOption & { connectTimeout: number }) => {
@@ -153,7 +162,9 @@ function buildProgram(): Command {
         ...(view.jobs ?? []).map((j) => `  ${j.kind} ${j.id}: ${j.status}${j.verdict ? ` (${j.verdict})` : ''}`),
         ...(view.workspace
           ? [
-              `  workspace ${view.workspace.path ?? '-'}; writer lock holders: ${view.workspace.writerLock.holders === null ? 'unknown (host unreachable)' : view.workspace.writerLock.holders.join(', ') || 'none'}; tombstone: ${view.workspace.tombstone.matches ? 'matches' : 'none'}`,
+              `  workspace ${view.workspace.path ?? '-'}; ` +
+                `writer lock holders: ${writerLockHolders(view.workspace.writerLock.holders)}; ` +
+                `tombstone: ${view.workspace.tombstone.matches ? 'matches' : 'none'}`,
             ]
           : []),
         ...(view.supersededBy ? [`  superseded by run ${view.supersededBy.run.id}`] : []),
@@ -166,7 +177,8 @@ function buildProgram(): Command {
     .summary("the worker fleet's hosts")
     .command('lost <hostId>')
     .summary(
-      'declare a host gone for good: its pending stops settle as host-lost (POST /api/hosts/:hostId/lost; TREEWARDEN_TOKEN = the admin token)',
+      'declare a host gone for good: its pending stops settle as host-lost ' +
+        '(POST /api/hosts/:hostId/lost; TREEWARDEN_TOKEN = the admin token)',
     )
     .option('--json', 'machine-readable output on stdout')
     .action(async (hostId: string, opts: JsonOption) => {
@@ -175,7 +187,8 @@ function buildProgram(): Command {
         opts,
         lost,
         () =>
-          `host ${lost.hostId}: lost since ${lost.declaredAt}; ${lost.settledRuns} pending run stops and ${lost.settledJobs} job stops settled as host-lost`,
+          `host ${lost.hostId}: lost since ${lost.declaredAt}; ` +
+          `${lost.settledRuns} pending run stops and ${lost.settledJobs} job stops settled as host-lost`,
       );
     });
 
@@ -189,8 +202,12 @@ function buildProgram(): Command {
 
   command(
     'reconcile <blockerOrRunId>',
-    'resolve the execution blocker of a run stopped mid-turn (by blocker or run id); the interrupted work then resumes once',
-    'Resolve an execution blocker (POST /api/execution-blockers/:id/resolve). <blockerOrRunId> is the blocker id or the id of the run it names.\nResolving vouches for what the stopped run did; the interrupted task then resumes once (with the last release of any hold still covering it).',
+    'resolve the execution blocker of a run stopped mid-turn (by blocker or run id); ' +
+      'the interrupted work then resumes once',
+    'Resolve an execution blocker (POST /api/execution-blockers/:id/resolve). ' +
+      '<blockerOrRunId> is the blocker id or the id of the run it names.\n' +
+      'Resolving vouches for what the stopped run did; the interrupted task then resumes once ' +
+      '(with the last release of any hold still covering it).',
   )
     .requiredOption('--resolution <resolution>', 'no_external_effects | effects_reviewed', (value: string) => {
       if (value !== 'no_external_effects' && value !== 'effects_reviewed')
@@ -213,7 +230,8 @@ function buildProgram(): Command {
         opts,
         resolved,
         () =>
-          `execution blocker ${resolved.id} (run ${resolved.runId ?? '-'}): ${resolved.status} as ${resolved.resolution}`,
+          `execution blocker ${resolved.id} (run ${resolved.runId ?? '-'}): ` +
+          `${resolved.status} as ${resolved.resolution}`,
       );
     });
 
@@ -234,7 +252,8 @@ function buildProgram(): Command {
 
   command(
     'tree <issueId>',
-    'print the subtree with its badges: status, assignee, run, holds, watchdog and execution blockers (GET /api/issues/:id/tree)',
+    'print the subtree with its badges: status, assignee, run, holds, watchdog and execution blockers ' +
+      '(GET /api/issues/:id/tree)',
   )
     .option('--depth <levels>', 'levels below the issue', positiveInt, 10)
     .option(
@@ -254,7 +273,8 @@ function buildProgram(): Command {
 
   command(
     'pause <issueId>',
-    "pause the issue's subtree: a tree hold stops its live runs, and `release` resumes them (POST /api/issues/:id/tree-holds)",
+    "pause the issue's subtree: a tree hold stops its live runs, and `release` resumes them " +
+      '(POST /api/issues/:id/tree-holds)',
   )
     .option('--reason <text>', 'why, shown with the hold')
     .action(async (issueId: string, opts: JsonOption & { reason?: string }) => {
@@ -262,7 +282,8 @@ function buildProgram(): Command {
       const interrupted = hold.members.filter((m) => m.interruptedRunId);
       print(opts, hold, () =>
         [
-          `tree hold ${hold.id}: ${hold.status}, ${hold.members.length} issues paused, ${interrupted.length} runs interrupted`,
+          `tree hold ${hold.id}: ${hold.status}, ` +
+            `${hold.members.length} issues paused, ${interrupted.length} runs interrupted`,
           ...interrupted.map((m) => `  stopped  run ${m.interruptedRunId} of issue ${m.issueId}`),
           `release with: treewarden release ${hold.rootIssueId} ${hold.id}`,
         ].join('\n'),

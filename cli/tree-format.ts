@@ -1,4 +1,7 @@
-/** `treewarden tree`: an issue subtree as text, with the console's badges (status, assignee, run, hold, watchdog, blockers). */
+/**
+ * `treewarden tree`: an issue subtree as text, with the console's badges (status, assignee, run, hold,
+ * watchdog, blockers).
+ */
 import type { TreeNode } from '../client';
 
 const short = (id: string) => id.slice(0, 8);
@@ -9,7 +12,8 @@ export function badgesOf(node: TreeNode): string[] {
   if (node.assignee) badges.push(`@${node.assignee.name}`);
   if (node.run)
     badges.push(
-      `run ${short(node.run.id)}: ${node.run.status}${node.run.silentState && node.run.silentState !== 'ok' ? ` (${node.run.silentState})` : ''}`,
+      `run ${short(node.run.id)}: ${node.run.status}` +
+        (node.run.silentState && node.run.silentState !== 'ok' ? ` (${node.run.silentState})` : ''),
     );
   for (const holdId of node.heldBy) badges.push(`held ${short(holdId)}`);
   if (node.watchdog) badges.push(`watchdog${node.watchdog.lastState ? `: ${node.watchdog.lastState}` : ''}`);

@@ -13,7 +13,10 @@ type Query<P extends keyof paths> =
   NonNullable<paths[P]['get']> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 /** every value of A is a value of B */
 type Fits<A, B> = [A] extends [B] ? true : false;
-/** the client sends only what the route accepts, and can send all of it (same fields: an optional extra one would fit too) */
+/**
+ * the client sends only what the route accepts, and can send all of it (same fields: an optional extra
+ * one would fit too)
+ */
 type Same<ClientType, Documented> = [
   Fits<ClientType, Documented>,
   Fits<Documented, ClientType>,

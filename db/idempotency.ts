@@ -69,7 +69,8 @@ async function storedReply(db: Db, claim: IdempotencyClaim): Promise<StoredReply
   if (record.requestHash !== claim.requestHash) {
     throw new AppError(
       'unprocessable',
-      'Idempotency-Key was already used with a different request (another route, actor or body); use a new key for a new request',
+      'Idempotency-Key was already used with a different request (another route, actor or body); ' +
+        'use a new key for a new request',
     );
   }
   return { status: record.responseStatus, body: record.responseBody };

@@ -76,7 +76,10 @@ const schema = z.object({
     .transform((v) => v === 'true'),
   /** one delivery attempt gives up after this */
   TREEWARDEN_WEBHOOK_TIMEOUT_MS: duration.default(10_000),
-  /** first retry of a failed delivery; doubling up to _RETRY_MAX_MS, until _GIVE_UP_MS after the first attempt (then dead) */
+  /**
+   * first retry of a failed delivery; doubling up to _RETRY_MAX_MS, until _GIVE_UP_MS after the first
+   * attempt (then dead)
+   */
   TREEWARDEN_WEBHOOK_RETRY_INITIAL_MS: duration.default(10_000),
   TREEWARDEN_WEBHOOK_RETRY_MAX_MS: duration.default(60 * 60_000),
   TREEWARDEN_WEBHOOK_GIVE_UP_MS: duration.default(24 * 60 * 60_000),

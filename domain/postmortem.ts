@@ -8,7 +8,10 @@
 export const RUN_END_REASONS = ['context_overflow'] as const;
 export type RunEndReason = (typeof RUN_END_REASONS)[number];
 
-/** The reason in an agent's outcome file (`{"reason": "context_overflow"}`), or null when absent or not in the vocabulary. */
+/**
+ * The reason in an agent's outcome file (`{"reason": "context_overflow"}`), or null when absent or
+ * not in the vocabulary.
+ */
 export function parseEndReason(text: string | null): RunEndReason | null {
   if (text === null || text.length > 4096) return null;
   try {
@@ -33,7 +36,10 @@ export interface RunFacts {
 
 export interface PostmortemFacts {
   runs: RunFacts[];
-  /** recorded `stopped` verdicts (a watchdog's new stop fingerprint) and the issues of the subtree they watch (review task excluded) */
+  /**
+   * recorded `stopped` verdicts (a watchdog's new stop fingerprint) and the issues of the subtree they
+   * watch (review task excluded)
+   */
   stoppedVerdicts: { at: Date; subtreeIssueIds: string[] }[];
   /** silent-running findings, with what the run did afterwards */
   silentFindings: { runId: string; at: Date; contradicted: boolean }[];
@@ -114,19 +120,22 @@ export function computePostmortem(f: PostmortemFacts): Postmortem {
         value: p50 === null ? null : seconds(p50),
         unit: 'seconds',
         counts:
-          'median time from a watchdog `stopped` verdict (a new stop fingerprint) to the next run starting in the watched subtree',
+          'median time from a watchdog `stopped` verdict (a new stop fingerprint) ' +
+          'to the next run starting in the watched subtree',
       },
       max: { value: max === null ? null : seconds(max), unit: 'seconds', counts: 'the longest such time' },
       recovered: recoveries.length,
       stillStopped,
       counts:
-        'stopped verdicts whose subtree started a run again (recovered), and those where none has yet (stillStopped, not in p50/max)',
+        'stopped verdicts whose subtree started a run again (recovered), ' +
+        'and those where none has yet (stillStopped, not in p50/max)',
     },
     falseStaleCount: {
       value: f.silentFindings.filter((s) => s.contradicted).length,
       unit: 'count',
       counts:
-        'silent-running grades later contradicted by the run: it called the API afterwards, went back to ok without an operator decision, or ended succeeded',
+        'silent-running grades later contradicted by the run: it called the API afterwards, ' +
+        'went back to ok without an operator decision, or ended succeeded',
     },
     orphanMonitorCount: {
       value: f.orphanMonitors,

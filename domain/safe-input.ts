@@ -61,7 +61,10 @@ export function jsonProblem(root: unknown): { path: Path; message: string } | nu
   return null;
 }
 
-/** Every JSON record of every request (`context`, `resolution`, `details`): an object of safe JSON, capped in depth and size. */
+/**
+ * Every JSON record of every request (`context`, `resolution`, `details`): an object of safe JSON,
+ * capped in depth and size.
+ */
 export function jsonRecord() {
   return z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
     const problem = jsonProblem(value);

@@ -166,11 +166,15 @@ export function normalizeInstructions(instructions: string | null | undefined): 
 }
 
 export const WATCHDOG_DEFAULT_MANDATE = [
-  'Treat every stopped leaf as a claim to verify against comments, documents, work products, tests, blockers and review state; "I could not" or "waiting for approval" is not automatically valid.',
+  'Treat every stopped leaf as a claim to verify against comments, documents, work products, tests, blockers and ' +
+    'review state; "I could not" or "waiting for approval" is not automatically valid.',
   'Leave genuinely complete leaves alone, with a short note on what was checked.',
-  'If a leaf is not genuinely complete, restore a live path: reopen it, reassign it, comment actionable instructions, create a follow-up child inside the watched subtree, or resolve an interaction the ordinary audience permits.',
+  'If a leaf is not genuinely complete, restore a live path: reopen it, reassign it, ' +
+    'comment actionable instructions, create a follow-up child inside the watched subtree, ' +
+    'or resolve an interaction the ordinary audience permits.',
   'If the blocker is real, leave a valid waiting disposition that names the unblock owner and the next action.',
-  'Stay inside the watched subtree; never impersonate approvals, never create another watchdog, never wake yourself. Custom instructions may narrow this mandate, never widen it.',
+  'Stay inside the watched subtree; never impersonate approvals, never create another watchdog, never wake yourself. ' +
+    'Custom instructions may narrow this mandate, never widen it.',
   'Finish by moving your review task to done, blocked or in_review with the evidence for your decision.',
 ].join('\n');
 

@@ -59,20 +59,31 @@ async function decideAll(deps: Deps, runIds: string[]): Promise<Decided[]> {
   if (runIds.length === 0) return [];
   const rows = await deps.db.$queryRaw<ResumeFactsRow[]>`
     WITH RECURSIVE target AS (SELECT * FROM "Run" WHERE id = ANY(${runIds}::uuid[])),
-    ${treeWalk({ name: 'up', direction: 'up', from: Prisma.sql`FROM target JOIN "Issue" i ON i.id = target."issueId"`, carry: { runId: Prisma.sql`target.id` } })}
-    SELECT t.id::text AS "runId", t."issueId"::text AS "issueId", t."companyId"::text AS "companyId", t."agentId"::text AS "agentId",
+    ${treeWalk({
+      name: 'up',
+      direction: 'up',
+      from: Prisma.sql`FROM target JOIN "Issue" i ON i.id = target."issueId"`,
+      carry: { runId: Prisma.sql`target.id` },
+    })}
+    SELECT t.id::text AS "runId", t."issueId"::text AS "issueId", t."companyId"::text AS "companyId",
+      t."agentId"::text AS "agentId",
       t.status::text AS status, t."stopKind", t."stoppedByHoldId"::text AS "stoppedByHoldId", t."adapterEntered",
       CASE WHEN t."stopResult"->>'outcome' = 'preserved' THEN t."stopResult"->'checkpoint' END AS checkpoint,
       rb.id::text AS "resolvedBlockerId", rb.resolution,
       a.status::text AS "agentStatus", i."assigneeAgentId"::text AS "issueAssigneeId",
-      coalesce((SELECT l.id FROM "Run" l WHERE l."issueId" = t."issueId" AND l."wakeRequestId" IS NOT NULL ORDER BY l."createdAt" DESC LIMIT 1) = t.id, false) AS "isLatest",
+      coalesce((SELECT l.id FROM "Run" l WHERE l."issueId" = t."issueId" AND l."wakeRequestId" IS NOT NULL
+                ORDER BY l."createdAt" DESC LIMIT 1) = t.id, false) AS "isLatest",
       EXISTS (SELECT 1 FROM "ResumeClaim" c WHERE c."interruptedRunId" = t.id) AS claimed,
-      (SELECT count(*)::int FROM "ExecutionBlocker" b WHERE b."issueId" = t."issueId" AND b.status = 'active') AS blockers,
-      (SELECT count(*)::int FROM up JOIN "TreeHold" h ON h."rootIssueId" = up.id WHERE up."runId" = t.id AND h.status = 'active') AS holds,
+      (SELECT count(*)::int FROM "ExecutionBlocker" b
+        WHERE b."issueId" = t."issueId" AND b.status = 'active') AS blockers,
+      (SELECT count(*)::int FROM up JOIN "TreeHold" h ON h."rootIssueId" = up.id
+        WHERE up."runId" = t.id AND h.status = 'active') AS holds,
       -- the pause writes the snapshot only while its hold is active
-      EXISTS (SELECT 1 FROM "TreeHoldMember" m WHERE m."holdId" = t."stoppedByHoldId" AND m."interruptedRunId" = t.id) AS named
+      EXISTS (SELECT 1 FROM "TreeHoldMember" m
+        WHERE m."holdId" = t."stoppedByHoldId" AND m."interruptedRunId" = t.id) AS named
     FROM target t JOIN "Agent" a ON a.id = t."agentId" JOIN "Issue" i ON i.id = t."issueId"
-    LEFT JOIN LATERAL (SELECT b.id, b.resolution FROM "ExecutionBlocker" b WHERE b."runId" = t.id AND b.status = 'resolved' ORDER BY b."resolvedAt" DESC LIMIT 1) rb ON true`;
+    LEFT JOIN LATERAL (SELECT b.id, b.resolution FROM "ExecutionBlocker" b
+      WHERE b."runId" = t.id AND b.status = 'resolved' ORDER BY b."resolvedAt" DESC LIMIT 1) rb ON true`;
   return rows.map((r) => ({
     decision: decideResume({
       runId: r.runId,
@@ -187,7 +198,8 @@ async function actOn(
         details: { interruptedRunId, wakeRequestId: wake.id, holdId: holdOfClaim },
       });
       const claim = await claimWakeForRun(tx, wake.id, companyId);
-      // not dispatchable now (a new hold, an agent paused meanwhile): none of this resume stays, a later release retries
+      // not dispatchable now (a new hold, an agent paused meanwhile): none of this resume stays,
+      // a later release retries
       if (claim.kind !== 'dispatched')
         throw new WakeDispatchError(wake.id, claim.kind === 'skipped' ? claim.reason : claim.kind);
       return { wakeId: wake.id, claim };

@@ -44,7 +44,12 @@ export async function watchdogsAbove(
   const unique = [...new Set(issueIds)];
   if (unique.length === 0) return [];
   const rows = await tx.$queryRaw<{ id: string; companyId: string; issueId: string; title: string }[]>`
-    WITH RECURSIVE ${treeWalk({ name: 'up', direction: 'up', from: Prisma.sql`FROM "Issue" i WHERE i.id = ANY(${unique}::uuid[])`, distinct: true })}
+    WITH RECURSIVE ${treeWalk({
+      name: 'up',
+      direction: 'up',
+      from: Prisma.sql`FROM "Issue" i WHERE i.id = ANY(${unique}::uuid[])`,
+      distinct: true,
+    })}
     SELECT w.id::text, w."companyId"::text, w."issueId"::text, i.title
     FROM "Watchdog" w JOIN "Issue" i ON i.id = w."issueId"
     WHERE w."activeIssueId" IN (SELECT id FROM up)`;

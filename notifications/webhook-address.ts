@@ -36,7 +36,8 @@ export async function checkedWebhookAddress(url: URL, allowPrivate: boolean): Pr
     const refused = addresses.find((a) => isPrivateAddress(a.address));
     if (refused) {
       throw new WebhookAddressRefusedError(
-        `url: ${host} is a private or loopback address (${refused.address}); webhooks reach public addresses only unless TREEWARDEN_WEBHOOK_ALLOW_PRIVATE=true`,
+        `url: ${host} is a private or loopback address (${refused.address}); ` +
+          'webhooks reach public addresses only unless TREEWARDEN_WEBHOOK_ALLOW_PRIVATE=true',
       );
     }
   }

@@ -76,7 +76,9 @@ export function registerPostmortemMetrics(registry: Registry, db: Db, log: Logge
   );
   new Gauge({
     name: 'treewarden_postmortem_watchdog_recovery_seconds',
-    help: 'Time from a watchdog stopped verdict to the next run starting in its subtree: quantile 0.5 (p50) and 1 (max)',
+    help:
+      'Time from a watchdog stopped verdict to the next run starting in its subtree: ' +
+      'quantile 0.5 (p50) and 1 (max)',
     labelNames: ['quantile'] as const,
     registers: [registry],
     async collect() {

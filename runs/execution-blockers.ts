@@ -55,8 +55,10 @@ export function unknownOutcomeBlocker(run: { id: string; companyId: string; issu
     runId: run.id,
     cause: 'stopped_mid_turn_unknown_outcome',
     nextAction:
-      `Review what run ${run.id} did before it was stopped (no verified checkpoint${why ? `: ${why}` : ''}), then resolve this blocker: ` +
-      `treewarden reconcile ${id} --resolution no_external_effects|effects_reviewed (POST /api/execution-blockers/${id}/resolve). ` +
+      `Review what run ${run.id} did before it was stopped (no verified checkpoint${why ? `: ${why}` : ''}), ` +
+      'then resolve this blocker: ' +
+      `treewarden reconcile ${id} --resolution no_external_effects|effects_reviewed ` +
+      `(POST /api/execution-blockers/${id}/resolve). ` +
       'The interrupted work then resumes once.',
   };
 }

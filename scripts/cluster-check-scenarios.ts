@@ -72,7 +72,8 @@ async function watchdogScenario(board: TreewardenClient, companyId: string): Pro
     return runs.length > 0 && runs.every((r) => r.status === 'succeeded') ? runs : null;
   });
   say(
-    `watchdog woke agent ${watcher.id}: review issue ${woken.reviewIssueId}, run ${reviewRuns[0].id} ${reviewRuns[0].status}`,
+    `watchdog woke agent ${watcher.id}: review issue ${woken.reviewIssueId}, ` +
+      `run ${reviewRuns[0].id} ${reviewRuns[0].status}`,
   );
 
   // bookkeeping (a comment) causes another evaluation but is the same stop: no second wake

@@ -6,7 +6,8 @@
  *     (scripts/provision/postgres.ts);
  *   - a migrated treewarden database, TWO worker processes (`node --import tsx workers/main.ts`, as deployed) on one
  *     task queue, each on its own simulated host (PID + UTS namespaces, testing/simulated-hosts.ts; needs root)
- *     so each also polls its own host queue, and the API process here, all pointed at the cluster with TEMPORAL_ADDRESS;
+ *     so each also polls its own host queue, and the API process here, all pointed at the cluster with
+ *     TEMPORAL_ADDRESS;
  *   - through the HTTP API: a watched subtree that comes to rest wakes the watchdog's noop agent exactly once, and a
  *     tree hold pause/release resumes the run it interrupted exactly once;
  *   - tears everything down, also on failure or Ctrl-C. Exit code 0 only if every assertion held.
@@ -73,7 +74,8 @@ async function main(): Promise<void> {
   });
   times.cluster = elapsed(t);
   say(
-    `cluster up at ${cluster.address}, namespace ${cluster.namespace} (${times.cluster}); server log ${cluster.logFile}`,
+    `cluster up at ${cluster.address}, namespace ${cluster.namespace} (${times.cluster}); ` +
+      `server log ${cluster.logFile}`,
   );
 
   const twDb = `tw_cluster_${runId}`;
@@ -119,7 +121,8 @@ async function main(): Promise<void> {
     hosts.map((host, i) => startProcess(`worker-${i + 1}`, 'workers/main.ts', env, dir, workerReady, host)),
   );
   say(
-    `workers started: ${workers.map((w, i) => `${hosts[i].name} (host id ${hostIdOf(w)})`).join(', ')} on task queue ${taskQueue}`,
+    `workers started: ${workers.map((w, i) => `${hosts[i].name} (host id ${hostIdOf(w)})`).join(', ')} ` +
+      `on task queue ${taskQueue}`,
   );
   const api = await startProcess('api', 'api/main.ts', env, dir);
   await waitFor('API /healthz', async () => {
@@ -140,7 +143,8 @@ async function main(): Promise<void> {
     throw err;
   }
   say(
-    `timings: go install/check ${times.install}, cluster start ${times.cluster}, processes ${times.processes}, total ${elapsed()}`,
+    `timings: go install/check ${times.install}, cluster start ${times.cluster}, ` +
+      `processes ${times.processes}, total ${elapsed()}`,
   );
 }
 

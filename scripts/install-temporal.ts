@@ -8,7 +8,8 @@ async function main(): Promise<void> {
   const started = Date.now();
   const bin = await ensureTemporalCli((line) => process.stderr.write(`[install-temporal] ${line}\n`));
   process.stderr.write(
-    `[install-temporal] temporal CLI ${TEMPORAL_CLI_VERSION} ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+    `[install-temporal] temporal CLI ${TEMPORAL_CLI_VERSION} ` +
+      `ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
   );
   process.stdout.write(`${bin}\n`);
 }

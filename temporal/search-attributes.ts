@@ -45,7 +45,8 @@ export async function registerSearchAttributes(
       if (have === undefined) out[name] = want;
       else if (have !== want) {
         throw new Error(
-          `search attribute ${name} exists in namespace ${namespace} with type ${typeNameOf(have)}, expected ${typeName}`,
+          `search attribute ${name} exists in namespace ${namespace} ` +
+            `with type ${typeNameOf(have)}, expected ${typeName}`,
         );
       }
     }

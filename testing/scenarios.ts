@@ -166,7 +166,8 @@ export async function blockerResolved(h: Harness, c: Company) {
     command: 'sh',
     args: [
       '-c',
-      '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 60 & wait',
+      '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; ' +
+        'echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 60 & wait',
     ],
   });
   const parent = await c.issue({ title: `nightly import ${randomBytes(2).toString('hex')}` });

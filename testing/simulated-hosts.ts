@@ -172,7 +172,8 @@ export async function historyOutline(client: Client, workflowId: string): Promis
         e.activityTaskFailedEventAttributes?.failure?.message ??
         e.activityTaskTimedOutEventAttributes?.failure?.message;
       const at = e.eventTime?.seconds ? new Date(Number(e.eventTime.seconds) * 1000).toISOString().slice(11, 19) : '';
-      return `${at} ${temporal.api.enums.v1.EventType[e.eventType ?? 0]}${scheduled ? ` ${scheduled.activityType?.name} on ${scheduled.taskQueue?.name}` : ''}${failed ? ` (${failed})` : ''}`;
+      const where = scheduled ? ` ${scheduled.activityType?.name} on ${scheduled.taskQueue?.name}` : '';
+      return `${at} ${temporal.api.enums.v1.EventType[e.eventType ?? 0]}${where}${failed ? ` (${failed})` : ''}`;
     })
     .join('\n');
 }

@@ -79,7 +79,8 @@ function readStackFile(): StackInfo | undefined {
 
 function notProvisioned(what: string): Error {
   return new Error(
-    `${what} is not set: the test stack is provisioned by jest globalSetup (testing/global-setup.ts); run the tests with jest (npx jest / npm test)`,
+    `${what} is not set: the test stack is provisioned by jest globalSetup (testing/global-setup.ts); ` +
+      'run the tests with jest (npx jest / npm test)',
   );
 }
 

@@ -51,18 +51,22 @@ function walkWithFacts(root: Prisma.Sql): Prisma.Sql {
     ),
     wakes AS (SELECT DISTINCT "issueId" FROM "WakeRequest" WHERE status = 'queued' AND "issueId" IN (SELECT id FROM t)),
     blockers AS (
-      SELECT "issueId", array_agg("blockerIssueId"::text) AS ids FROM "IssueBlocker" WHERE "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
+      SELECT "issueId", array_agg("blockerIssueId"::text) AS ids
+      FROM "IssueBlocker" WHERE "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
     ),
     pending AS (
-      SELECT "issueId", array_agg(id::text) AS ids FROM "Interaction" WHERE status = 'pending' AND "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
+      SELECT "issueId", array_agg(id::text) AS ids
+      FROM "Interaction" WHERE status = 'pending' AND "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
     ),
     reconciliations AS (
-      SELECT "issueId", array_agg(id::text) AS ids FROM "ExecutionBlocker" WHERE status = 'active' AND "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
+      SELECT "issueId", array_agg(id::text) AS ids
+      FROM "ExecutionBlocker" WHERE status = 'active' AND "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
     ),
     nodes AS (
       SELECT t.id::text, t."parentId"::text, t.depth, t.status::text, t."assigneeAgentId"::text, t."createdAt",
-        coalesce(runs.live, false) AS "hasLiveRun", wakes."issueId" IS NOT NULL AS "hasQueuedWake", runs."issueId" IS NOT NULL AS "hasAnyRun",
-        blockers.ids AS "blockerIds", pending.ids AS "pendingInteractionIds", reconciliations.ids AS "executionBlockerIds"
+        coalesce(runs.live, false) AS "hasLiveRun", wakes."issueId" IS NOT NULL AS "hasQueuedWake",
+        runs."issueId" IS NOT NULL AS "hasAnyRun", blockers.ids AS "blockerIds",
+        pending.ids AS "pendingInteractionIds", reconciliations.ids AS "executionBlockerIds"
       FROM t
       LEFT JOIN runs ON runs."issueId" = t.id
       LEFT JOIN wakes ON wakes."issueId" = t.id
@@ -99,8 +103,9 @@ export async function loadEvaluationInput(db: Db, watchdogId: string): Promise<E
       SELECT
         (SELECT json_build_object(
           'id', id, 'status', status, 'companyId', "companyId", 'issueId', "issueId", 'agentId', "agentId",
-          'instructions', instructions, 'reviewIssueId', "reviewIssueId", 'lastReviewedFingerprint', "lastReviewedFingerprint",
-          'pendingReviewFingerprint', "pendingReviewFingerprint", 'incompleteIssueIds', "incompleteIssueIds") FROM wd) AS watchdog,
+          'instructions', instructions, 'reviewIssueId', "reviewIssueId",
+          'lastReviewedFingerprint', "lastReviewedFingerprint", 'pendingReviewFingerprint', "pendingReviewFingerprint",
+          'incompleteIssueIds', "incompleteIssueIds") FROM wd) AS watchdog,
         (SELECT json_build_object('id', i.id, 'status', i.status, 'assigneeAgentId', i."assigneeAgentId")
           FROM wd JOIN "Issue" i ON i.id = wd."reviewIssueId" WHERE wd."pendingReviewFingerprint" IS NOT NULL) AS review
     )

@@ -28,7 +28,9 @@ export function createMetrics() {
     }),
     stopVerdicts: new Counter({
       name: 'treewarden_stop_verdicts_total',
-      help: 'Verified run stops by verdict: terminal-clean, or stop-partial; _after_sigkill when SIGTERM left survivors',
+      help:
+        'Verified run stops by verdict: terminal-clean, or stop-partial; ' +
+        '_after_sigkill when SIGTERM left survivors',
       labelNames: ['verdict'] as const,
       registers: [registry],
     }),

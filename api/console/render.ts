@@ -10,7 +10,8 @@ export function helpers(config: Pick<Config, 'TEMPORAL_UI_URL' | 'TEMPORAL_NAMES
   return {
     /** the workflow's page in the Temporal Web UI */
     temporal: (workflowId: string) =>
-      `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(workflowId)}`,
+      `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}` +
+      `/workflows/${encodeURIComponent(workflowId)}`,
     when: (value: string | null | undefined) =>
       value
         ? new Date(value)

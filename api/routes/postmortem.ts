@@ -16,7 +16,8 @@ export function registerPostmortemRoutes(app: FastifyInstance, deps: Deps) {
     {
       schema: {
         summary:
-          "An issue tree's postmortem: productive time, watchdog recovery time and failure counts, each with what it counts",
+          "An issue tree's postmortem: productive time, watchdog recovery time and failure counts, " +
+          'each with what it counts',
         params: idParams('id'),
         response: answers({ 200: Postmortem }),
       },

@@ -1,4 +1,7 @@
-/** Run supervision: the unified stop and inspection of any background id, owner-bound jobs, evidence, acknowledgement, silence decisions. */
+/**
+ * Run supervision: the unified stop and inspection of any background id, owner-bound jobs, evidence,
+ * acknowledgement, silence decisions.
+ */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Actor } from '../../domain/actor';

@@ -69,7 +69,8 @@ export async function goInstallBinaries(opts: GoInstallOptions): Promise<void> {
     });
     if (code !== 0) {
       throw new Error(
-        `go install of ${what} failed (exit ${code ?? 'signal'}) after ${formatElapsed(Date.now() - started)}:\n${tail.join('\n')}`,
+        `go install of ${what} failed (exit ${code ?? 'signal'}) after ${formatElapsed(Date.now() - started)}:\n` +
+          tail.join('\n'),
       );
     }
     log(`go install finished in ${formatElapsed(Date.now() - started)} (${packages} packages compiled)`);

@@ -67,7 +67,8 @@ export async function withInstallLock<T>(lockPath: string, log: Log, fn: () => P
     if (Date.now() - lastWaitLog > 30_000) {
       lastWaitLog = Date.now();
       log(
-        `another process (${holder ? `pid ${holder.pid} on ${holder.host}` : 'unknown'}) is installing the temporal CLI; waiting (${Math.round((Date.now() - waitStart) / 1000)}s)`,
+        `another process (${holder ? `pid ${holder.pid} on ${holder.host}` : 'unknown'}) ` +
+          `is installing the temporal CLI; waiting (${Math.round((Date.now() - waitStart) / 1000)}s)`,
       );
     }
     await sleep(1000);

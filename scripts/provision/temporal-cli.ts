@@ -156,7 +156,8 @@ async function sdkDownload(dir: string, bin: string, log: Log): Promise<void> {
   }
   if (!fs.existsSync(downloaded)) {
     throw new Error(
-      `could not obtain temporal CLI ${version}: 'go' is not on PATH and the SDK download failed: ${String(startError)}`,
+      `could not obtain temporal CLI ${version}: ` +
+        `'go' is not on PATH and the SDK download failed: ${String(startError)}`,
     );
   }
   const tmp = `${bin}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;

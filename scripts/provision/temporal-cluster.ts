@@ -178,7 +178,8 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions): P
     try {
       const cluster = await startOnce(tools.server, opts, namespace, `127.0.0.1:${frontend}`, logFile, dropDbs, log);
       log(
-        `temporal-server ${TEMPORAL_SERVER_VERSION} (pid ${cluster.pid}) serving namespace ${namespace} at ${cluster.address}`,
+        `temporal-server ${TEMPORAL_SERVER_VERSION} (pid ${cluster.pid}) ` +
+          `serving namespace ${namespace} at ${cluster.address}`,
       );
       return cluster;
     } catch (err) {
@@ -273,7 +274,8 @@ async function startOnce(
   } catch (err) {
     await stopServer();
     throw new Error(
-      `${err instanceof Error ? err.message : String(err)}\n${bin} ${args.join(' ')}\n--- server output (tail) ---\n${tail.join('\n')}`,
+      `${err instanceof Error ? err.message : String(err)}\n${bin} ${args.join(' ')}\n` +
+        `--- server output (tail) ---\n${tail.join('\n')}`,
     );
   }
   child.unref();

@@ -141,7 +141,8 @@ async function startDevServerOnce(
       await stop();
       const output = tail.join('\n');
       const message =
-        `temporal dev server exited before becoming healthy (code ${code}, signal ${signal}); ${bin} ${args.join(' ')}\n` +
+        `temporal dev server exited before becoming healthy (code ${code}, signal ${signal}); ` +
+        `${bin} ${args.join(' ')}\n` +
         `--- server output (tail) ---\n${output}`;
       throw /address already in use/i.test(output) ? new PortInUseError(message) : new Error(message);
     }
@@ -155,7 +156,8 @@ async function startDevServerOnce(
       await stop();
       throw new Error(
         `temporal dev server at ${address} not healthy after ${Math.round((opts.startTimeoutMs ?? 60_000) / 1000)} s ` +
-          `(last error: ${lastError instanceof Error ? lastError.message : String(lastError)}); ${bin} ${args.join(' ')}\n` +
+          `(last error: ${lastError instanceof Error ? lastError.message : String(lastError)}); ` +
+          `${bin} ${args.join(' ')}\n` +
           `--- server output (tail) ---\n${tail.join('\n')}`,
       );
     }

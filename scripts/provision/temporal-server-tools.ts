@@ -28,7 +28,10 @@ export function temporalServerToolPaths(): TemporalServerTools {
   return { server: path.join(dir, 'temporal-server'), sqlTool: path.join(dir, 'temporal-sql-tool') };
 }
 
-/** Both binaries answer `--version` with the pinned version ("temporal version 1.29.1", "temporal-sql-tool version 1.29.1"). */
+/**
+ * Both binaries answer `--version` with the pinned version ("temporal version 1.29.1",
+ * "temporal-sql-tool version 1.29.1").
+ */
 async function toolsOk(tools: TemporalServerTools): Promise<boolean> {
   const want = new RegExp(`version ${TEMPORAL_SERVER_VERSION.replace(/\./g, '\\.')}(\\s|$)`);
   const ok = (bin: string) =>
@@ -75,7 +78,10 @@ export async function ensureTemporalServerTools(log: Log = clusterLog): Promise<
   return tools;
 }
 
-/** `<module cache>/go.temporal.io/server@v1.29.1/schema`: `go mod download` is a no-op when go install already fetched it. */
+/**
+ * `<module cache>/go.temporal.io/server@v1.29.1/schema`: `go mod download` is a no-op when go install
+ * already fetched it.
+ */
 export async function temporalSchemaRoot(): Promise<string> {
   const go = findOnPath('go');
   if (!go)
@@ -148,7 +154,8 @@ export async function setupTemporalDatabases(
         maxBuffer: 16 << 20,
       }).catch((err: Error & { stdout?: string; stderr?: string }) => {
         throw new Error(
-          `temporal-sql-tool --db ${db} ${args.join(' ')} failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`,
+          `temporal-sql-tool --db ${db} ${args.join(' ')} failed: ${err.message}\n` +
+            `${err.stdout ?? ''}${err.stderr ?? ''}`,
         );
       });
     await run('create-database');
