@@ -1,9 +1,10 @@
 /** Every side effect the workflows perform, built from injected dependencies. */
 import type { PauseApplied, ReleaseArgs } from '../domain/hold-contract';
 import type { Deps } from '../runtime/deps';
-import { applyPause, releaseHold, retryOwedResumes } from '../holds/holds';
+import { applyPause } from '../holds/pause';
+import { releaseHold, retryOwedResumes } from '../holds/release';
 import { beginRun, finishRun, type RunOutcome } from '../runs/runs';
-import { evaluateWatchdog } from '../watchdogs/watchdogs';
+import { evaluateWatchdog } from '../watchdogs/evaluation';
 import { finishJob } from '../runs/jobs';
 import { resumeAfterResolution } from '../runs/execution-blockers';
 import { hostOf, recordNothingStarted, recordStopPending, type StopTarget } from '../runs/host-stops';

@@ -1,7 +1,6 @@
-/** Response shapes of run supervision (stops, inspection, jobs), the views for people, webhooks and the postmortem. */
+/** Response shapes of run supervision: stops, inspection, background jobs, gate evidence and lost hosts. */
 import { z } from 'zod';
-import { NOTIFICATION_EVENTS } from '../domain/notifications';
-import { ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
+import { RUN_STATUSES } from '../domain/statuses';
 import { ExecutionBlocker, named, Run, StopResult, timestamp, uuid, Verdict } from './schemas';
 
 const WorkKind = z.enum(['agent_run', 'shell_job', 'monitor']);
@@ -10,10 +9,10 @@ export const ProcessView = named(
   'ProcessView',
   z.object({ pid: z.number(), ppid: z.number(), pgid: z.number(), cpuTicks: z.number(), command: z.string() }),
 );
-/** A process tree as the owning host sees it; `processes` is null (
-  unknown,
-  not empty,
-) when that host did not answer. */
+/**
+ * A process tree as the owning host sees it; `processes` is null (unknown, not empty) when that host
+ * did not answer.
+ */
 export const ProcessTree = named(
   'ProcessTree',
   z.union([
@@ -152,164 +151,4 @@ export const SilenceDecision = z.object({
 export const LostHost = named(
   'LostHost',
   z.object({ hostId: z.string(), declaredAt: timestamp, settledRuns: z.number(), settledJobs: z.number() }),
-);
-
-/** `GET /api/issues/:id/tree`: an issue with its badges, and its children to the depth asked for. */
-export const TreeNode: z.ZodType<TreeNodeShape> = named(
-  'TreeNode',
-  z.object({
-    id: uuid,
-    title: z.string(),
-    status: z.enum(ISSUE_STATUSES),
-    assignee: z.object({ id: uuid, name: z.string() }).nullable(),
-    childCount: z.number(),
-    run: z
-      .object({
-        id: uuid,
-        status: z.enum(RUN_STATUSES),
-        live: z.boolean(),
-        silentState: z.string().nullable(),
-        failureState: z.string().nullable(),
-      })
-      .nullable(),
-    holds: z.array(z.object({ id: uuid })).meta({ description: 'active holds rooted at this issue' }),
-    heldBy: z.array(uuid).meta({ description: 'active holds covering it (rooted here or above)' }),
-    watchdog: z.object({ id: uuid, lastState: z.string().nullable(), triggerCount: z.number() }).nullable(),
-    blockers: z.array(z.object({ id: uuid, runId: uuid.nullable(), nextAction: z.string() })),
-    get children() {
-      return z.array(TreeNode).nullable().meta({ description: 'null: not expanded in this answer' });
-    },
-    moreChildren: z.number(),
-  }),
-);
-interface TreeNodeShape {
-  id: string;
-  title: string;
-  status: (typeof ISSUE_STATUSES)[number];
-  assignee: { id: string; name: string } | null;
-  childCount: number;
-  run: {
-    id: string;
-    status: (typeof RUN_STATUSES)[number];
-    live: boolean;
-    silentState: string | null;
-    failureState: string | null;
-  } | null;
-  holds: { id: string }[];
-  heldBy: string[];
-  watchdog: { id: string; lastState: string | null; triggerCount: number } | null;
-  blockers: { id: string; runId: string | null; nextAction: string }[];
-  children: TreeNodeShape[] | null;
-  moreChildren: number;
-}
-
-const titled = { id: uuid, issueId: uuid, issueTitle: z.string() };
-export const CompanyOverview = named(
-  'CompanyOverview',
-  z.object({
-    company: z.object({ id: uuid, name: z.string() }),
-    trees: z.array(
-      z.object({
-        id: uuid,
-        title: z.string(),
-        status: z.enum(ISSUE_STATUSES),
-        childCount: z.number(),
-        activeHolds: z.array(z.object({ id: uuid, reason: z.string().nullable(), createdAt: timestamp })),
-      }),
-    ),
-    watchdogs: z.array(
-      z.object({
-        ...titled,
-        lastState: z.string().nullable(),
-        triggerCount: z.number(),
-        lastTriggeredAt: timestamp.nullable(),
-      }),
-    ),
-    runs: z.array(
-      z.object({
-        ...titled,
-        status: z.enum(RUN_STATUSES),
-        silentState: z.string().nullable(),
-        host: z.string().nullable(),
-        startedAt: timestamp.nullable(),
-      }),
-    ),
-    blockers: z.array(
-      z.object({
-        ...titled,
-        runId: uuid.nullable(),
-        cause: z.string(),
-        nextAction: z.string(),
-        createdAt: timestamp,
-      }),
-    ),
-    findings: z.array(
-      z.object({
-        id: uuid,
-        runId: uuid,
-        issueId: uuid,
-        verdict: z.string(),
-        runStatus: z.enum(RUN_STATUSES),
-        failureState: z.string().nullable(),
-        createdAt: timestamp,
-      }),
-    ),
-  }),
-);
-
-export const Webhook = named(
-  'Webhook',
-  z.object({
-    id: uuid,
-    companyId: uuid,
-    url: z.string(),
-    events: z.array(z.enum(NOTIFICATION_EVENTS)),
-    createdAt: timestamp,
-  }),
-);
-export const CreatedWebhook = named(
-  'CreatedWebhook',
-  Webhook.extend({ secret: z.string().meta({ description: 'shown only in this answer' }) }),
-);
-export const WebhookDelivery = named(
-  'WebhookDelivery',
-  z.object({
-    id: uuid,
-    notificationId: uuid,
-    event: Webhook.shape.events.element,
-    kind: z.string(),
-    subject: z.string(),
-    status: z.enum(['pending', 'delivered', 'dead']),
-    attempts: z.number(),
-    lastStatusCode: z.number().nullable(),
-    lastError: z.string().nullable(),
-    createdAt: timestamp,
-    deliveredAt: timestamp.nullable(),
-    deadAt: timestamp.nullable(),
-  }),
-);
-
-const figure = z.object({
-  value: z.number().nullable(),
-  unit: z.enum(['seconds', 'count']),
-  counts: z.string().meta({ description: 'what the figure counts' }),
-});
-export const Postmortem = named(
-  'Postmortem',
-  z.object({
-    issueId: uuid,
-    window: z.object({ from: timestamp.nullable(), to: timestamp, description: z.string() }),
-    productiveTime: figure,
-    watchdogRecoveryTime: z.object({
-      p50: figure,
-      max: figure,
-      recovered: z.number(),
-      stillStopped: z.number(),
-      counts: z.string(),
-    }),
-    falseStaleCount: figure,
-    orphanMonitorCount: figure,
-    contextOverflows: figure,
-    detachedProcessCount: figure,
-  }),
 );

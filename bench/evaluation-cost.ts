@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { stopFingerprint } from '../domain/watchdog';
-import { evaluateWatchdog } from '../watchdogs/watchdogs';
+import { evaluateWatchdog } from '../watchdogs/evaluation';
 import { seedCompany, type Harness } from '../testing/harness';
 import { ms, row, statementCount, type ResultRow } from './support';
 import { insertIssues, treeOf } from './worlds';

@@ -11,7 +11,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type pg from 'pg';
 import { emptyReport, isHoldNotActive } from '../domain/hold-contract';
 import { workflowId } from '../domain/ids';
-import { releaseHold } from '../holds/holds';
+import { releaseHold } from '../holds/release';
 import { FAN_OUT_CONCURRENCY } from '../domain/concurrency';
 import { resumeIfOwed } from '../holds/resume';
 import type { Harness } from '../testing/harness';

@@ -9,7 +9,7 @@ import { checkWatchdogStatusMove, deny, isWatchdogActor, permit, permitOnIssue }
 import type { Deps } from '../runtime/deps';
 import { notifySubtreeChanged } from '../watchdogs/notify';
 import { activeHoldsCovering } from './tree';
-import { upsertWatchdog, type WatchdogInput } from '../watchdogs/watchdogs';
+import { upsertWatchdog, type WatchdogInput } from '../watchdogs/configuration';
 import { blockersOfIssue } from '../runs/execution-blockers';
 import { wakeAndDispatch } from '../runs/wakes';
 

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
-import { putWatchdog as putWatchdogRow, removeWatchdog } from '../watchdogs/watchdogs';
+import { putWatchdog as putWatchdogRow, removeWatchdog } from '../watchdogs/configuration';
 import { recoverWorkflows } from '../workers/create-worker';
 import { watchdogStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';

@@ -9,7 +9,7 @@ import { createActivities } from '../activities';
 import type { Deps } from '../runtime/deps';
 import type { Metrics } from './metrics';
 import { forEachConcurrently } from '../domain/concurrency';
-import { activeWatchdogs } from '../watchdogs/watchdogs';
+import { activeWatchdogs } from '../watchdogs/configuration';
 import { startDeliveryDispatcher } from '../notifications/notifications';
 import { metricsInterceptor } from './metrics-interceptor';
 

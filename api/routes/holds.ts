@@ -4,13 +4,9 @@ import { z } from 'zod';
 import { safeString } from '../../domain/safe-input';
 import { permit } from '../../access/authority';
 import type { Deps } from '../../runtime/deps';
-import {
-  holdsRootedAt,
-  holdWithMembersInCompany,
-  pauseTree,
-  releaseHoldsInside,
-  releaseOneHold,
-} from '../../holds/holds';
+import { pauseTree } from '../../holds/pause';
+import { holdsRootedAt, holdWithMembersInCompany } from '../../holds/read';
+import { releaseHoldsInside, releaseOneHold } from '../../holds/release';
 import { issueInCompany } from '../../issues/issues';
 import type { ZodTypeProvider } from '../openapi';
 import { answers, list, ReleaseTreeHoldResult, ResumeTreeResult, TreeHold, TreeHoldWithMembers } from '../schemas';

@@ -5,7 +5,7 @@ import { issueInCompany } from '../../issues/issues';
 import { issueTreePostmortem } from '../../postmortem/postmortem';
 import type { ZodTypeProvider } from '../openapi';
 import { answers } from '../schemas';
-import { Postmortem } from '../schemas-supervision';
+import { Postmortem } from '../schemas-postmortem';
 import { companyActor, idParams } from '../validation';
 
 export function registerPostmortemRoutes(app: FastifyInstance, deps: Deps) {

@@ -7,7 +7,7 @@ import { companyOverview } from '../../issues/overview';
 import { TREE_PAGE_MAX, treeView } from '../../issues/tree-view';
 import type { ZodTypeProvider } from '../openapi';
 import { answers } from '../schemas';
-import { CompanyOverview, TreeNode } from '../schemas-supervision';
+import { CompanyOverview, TreeNode } from '../schemas-views';
 import { companyActor, idParams } from '../validation';
 
 const treeQuery = z

@@ -8,7 +8,7 @@ import { permit } from '../../access/authority';
 import type { Deps } from '../../runtime/deps';
 import { issueInCompany } from '../../issues/issues';
 import { notifySubtreeChanged } from '../../watchdogs/notify';
-import { activeWatchdogOf, putWatchdog, removeWatchdog } from '../../watchdogs/watchdogs';
+import { activeWatchdogOf, putWatchdog, removeWatchdog } from '../../watchdogs/configuration';
 import { openInteraction, resolveInteraction } from '../../interactions/interactions';
 import type { ZodTypeProvider } from '../openapi';
 import { answers, Interaction, Watchdog } from '../schemas';

@@ -10,7 +10,7 @@ import { createWebhook, deleteWebhook, listWebhooks, webhookDeliveries } from '.
 import { createOnce } from '../idempotency';
 import type { ZodTypeProvider } from '../openapi';
 import { answers, list, NO_CONTENT } from '../schemas';
-import { CreatedWebhook, Webhook, WebhookDelivery } from '../schemas-supervision';
+import { CreatedWebhook, Webhook, WebhookDelivery } from '../schemas-webhooks';
 import { companyActor, idParams } from '../validation';
 
 const createSchema = z

@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Client } from 'pg';
-import { startThrowawayPostgres } from './embedded-postgres';
+import { startThrowawayPostgres } from './throwaway-postgres';
 
 const REPO_ROOT = path.resolve(__dirname, '../..');
 

@@ -1,150 +1,19 @@
-/** Tree holds: pause a subtree, release it, and re-dispatch exactly the interrupted work. */
+/** Releasing tree holds: exactly once per hold, then re-dispatch exactly the interrupted work. */
 import { randomUUID } from 'node:crypto';
-import type { Actor } from '../domain/actor';
-import { AppError, notFound } from '../domain/errors';
+import type { Actor, ScopedActor } from '../domain/actor';
+import { AppError } from '../domain/errors';
 import { emptyReport, holdNotActive, isHoldNotActive } from '../domain/hold-contract';
 import type { HoldWithMembers, ReleaseArgs, ReleaseOutcome, ResumeReport } from '../domain/hold-contract';
 import { ACTIONABLE_ISSUE_STATUSES, isInvokable, LIVE_RUN_STATUSES } from '../domain/statuses';
 import { logActivity } from '../db/activity-log';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from '../domain/concurrency';
 import type { Deps } from '../runtime/deps';
-import type { ScopedActor } from '../domain/actor';
 import { notifySubtreeChanged } from '../watchdogs/notify';
-import { blockersByRun, unreconciledIn } from '../runs/execution-blockers';
-import { resumeEachIfOwed } from './resume';
-import { requestStop } from '../runs/runs';
-import { lockCompanyScheduling, subtree } from '../issues/tree';
+import { unreconciledIn } from '../runs/execution-blockers';
+import { subtree } from '../issues/tree';
 import { dispatchWake, wakeAndDispatch } from '../runs/wakes';
-
-/** A new hold on the subtree: returns once its workflow has applied the pause. */
-export async function pauseTree(
-  deps: Deps,
-  actor: ScopedActor,
-  root: { id: string; title: string },
-  reason: string | null,
-): Promise<HoldWithMembers> {
-  const { companyId } = actor;
-  const hold = await deps.db.$transaction(async (tx) => {
-    await lockCompanyScheduling(tx, companyId, 'hold');
-    const created = await tx.treeHold.create({ data: { companyId, rootIssueId: root.id, reason } });
-    await logActivity(tx, {
-      companyId,
-      actor,
-      action: 'issue.tree_hold_created',
-      entityType: 'issue',
-      entityId: root.id,
-      details: { holdId: created.id, reason },
-    });
-    return created;
-  });
-  await deps.orchestrator.startHold({ holdId: hold.id, companyId, rootIssueId: root.id, title: root.title });
-  return getHoldWithMembers(deps, hold.id);
-}
-
-/**
- * Applies a pause: snapshot the subtree, cancel its unclaimed wakes, and stop its live runs as
- * operator stops by this hold. Idempotent: a retry after a crash re-stops any run still live.
- */
-export async function applyPause(deps: Deps, holdId: string) {
-  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
-  if (!hold.appliedAt && hold.status === 'active') {
-    await deps.db.$transaction(
-      async (tx) => {
-        await lockCompanyScheduling(tx, hold.companyId, 'hold');
-        const nodes = await subtree(tx, hold.rootIssueId);
-        const ids = nodes.map((n) => n.id);
-        const [issues, liveRuns] = await Promise.all([
-          tx.issue.findMany({ where: { id: { in: ids } }, select: { id: true, status: true, assigneeAgentId: true } }),
-          tx.run.findMany({
-            where: { issueId: { in: ids }, status: { in: [...LIVE_RUN_STATUSES] } },
-            orderBy: { createdAt: 'desc' },
-          }),
-        ]);
-        const issueById = new Map(issues.map((i) => [i.id, i]));
-        const runByIssue = new Map<string, (typeof liveRuns)[number]>();
-        for (const run of liveRuns) if (!runByIssue.has(run.issueId)) runByIssue.set(run.issueId, run);
-        await tx.treeHoldMember.createMany({
-          skipDuplicates: true,
-          data: nodes.map((n) => {
-            const issue = issueById.get(n.id)!;
-            const run = runByIssue.get(n.id);
-            return {
-              holdId,
-              issueId: n.id,
-              depth: n.depth,
-              issueStatus: issue.status,
-              assigneeAgentId: issue.assigneeAgentId,
-              activeRunId: run?.id ?? null,
-              activeRunStatus: run?.status ?? null,
-              interruptedRunId: run?.id ?? null,
-            };
-          }),
-        });
-        await tx.wakeRequest.updateMany({
-          where: { issueId: { in: ids }, status: 'queued' },
-          data: { status: 'cancelled', skipReason: `cancelled by tree hold ${holdId}` },
-        });
-        await tx.treeHold.update({ where: { id: holdId }, data: { appliedAt: new Date() } });
-      },
-      { timeout: 60_000 },
-    );
-  }
-  const interrupted = await deps.db.treeHoldMember.findMany({
-    where: { holdId, interruptedRunId: { not: null } },
-    select: { interruptedRunId: true },
-  });
-  await forEachConcurrently(interrupted, FAN_OUT_CONCURRENCY, async ({ interruptedRunId }) => {
-    await requestStop(deps, interruptedRunId!, {
-      kind: 'operator_hold',
-      holdId,
-      actor: { kind: 'system', companyId: hold.companyId },
-    });
-  });
-  await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_applied');
-  return getHoldWithMembers(deps, holdId);
-}
-
-async function findHoldWithMembers(deps: Deps, holdId: string): Promise<HoldWithMembers | null> {
-  const members = { orderBy: [{ depth: 'asc' as const }, { issueId: 'asc' as const }] };
-  const hold = await deps.db.treeHold.findUnique({ where: { id: holdId }, include: { members } });
-  if (!hold) return null;
-  const blockers = await blockersByRun(
-    deps.db,
-    hold.members.map((m) => m.interruptedRunId),
-  );
-  return {
-    ...hold,
-    members: hold.members.map((m) => ({
-      ...m,
-      executionBlocker: (m.interruptedRunId && blockers.get(m.interruptedRunId)) || null,
-    })),
-  };
-}
-
-export async function getHoldWithMembers(deps: Deps, holdId: string): Promise<HoldWithMembers> {
-  const hold = await findHoldWithMembers(deps, holdId);
-  if (!hold) throw new Error(`tree hold ${holdId} not found`);
-  return hold;
-}
-
-/** A hold of the company, with its members, or 404. */
-export async function holdWithMembersInCompany(deps: Deps, companyId: string, holdId: string) {
-  const hold = await findHoldWithMembers(deps, holdId);
-  if (!hold || hold.companyId !== companyId) throw notFound('tree hold');
-  return hold;
-}
-
-/** A hold of the actor's company (and rooted at `rootIssueId` when given), or 404. */
-export async function holdInCompany(deps: Deps, companyId: string, holdId: string, rootIssueId?: string) {
-  const hold = await deps.db.treeHold.findUnique({ where: { id: holdId } });
-  const inScope = hold?.companyId === companyId && (rootIssueId === undefined || hold.rootIssueId === rootIssueId);
-  if (!hold || !inScope) throw notFound('tree hold');
-  return hold;
-}
-
-export function holdsRootedAt(deps: Deps, rootIssueId: string) {
-  return deps.db.treeHold.findMany({ where: { rootIssueId }, orderBy: { createdAt: 'asc' } });
-}
+import { getHoldWithMembers, holdInCompany } from './read';
+import { resumeEachIfOwed } from './resume';
 
 /**
  * `wakeAgents` would wake members whose last run has an unknown outcome: refused while any issue
@@ -158,7 +27,8 @@ export async function assertReconciled(deps: Deps, rootIssueId: string): Promise
   if (unreconciled.length === 0) return;
   throw new AppError(
     'reconciliation_required',
-    `${unreconciled.length} task(s) under this hold were stopped mid-turn with an unknown outcome: resolve their execution blockers first, or release without wakeAgents`,
+    `${unreconciled.length} task(s) under this hold were stopped mid-turn with an unknown outcome: ` +
+      'resolve their execution blockers first, or release without wakeAgents',
     unreconciled,
   );
 }

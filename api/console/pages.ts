@@ -1,0 +1,157 @@
+/** The console's read pages: company overview, issue tree (and its lazily fetched levels), run, hold. */
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../runtime/deps';
+import { issueTitles } from '../../issues/issues';
+import type { TreeNode } from '../../issues/tree-view';
+import type { ZodTypeProvider } from '../openapi';
+import { idParams } from '../validation';
+import { layoutProcessTree } from './graph';
+import { CONSOLE_PREFIX, fragmentQuery, pageQuery, type ConsoleKit } from './handler-kit';
+
+export function registerConsolePages(app: FastifyInstance, deps: Deps, kit: ConsoleKit) {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const { session, call, page, refused } = kit;
+
+  api.get(CONSOLE_PREFIX, { schema: { querystring: fragmentQuery } }, async (request, reply) => {
+    const overview = await call(request, 'GET', `/api/companies/${session(request).companyId}/overview`);
+    if (overview.status !== 200) return refused(reply, request, overview);
+    return page(reply, request, request.query.fragment ? 'company-live' : 'company', {
+      title: overview.body.company.name,
+      data: overview.body,
+    });
+  });
+
+  api.get(
+    `${CONSOLE_PREFIX}/issues/:id`,
+    { schema: { params: idParams('id'), querystring: fragmentQuery } },
+    async (request, reply) => {
+      const { id } = request.params;
+      const [tree, holds, watchdog, agents] = await Promise.all([
+        call<TreeNode>(request, 'GET', `/api/issues/${id}/tree?depth=1`),
+        call(request, 'GET', `/api/issues/${id}/tree-holds`),
+        call(request, 'GET', `/api/issues/${id}/watchdog`),
+        call(request, 'GET', `/api/companies/${session(request).companyId}/agents`),
+      ]);
+      for (const answer of [tree, holds, watchdog, agents])
+        if (answer.status !== 200) return refused(reply, request, answer);
+      const data = {
+        title: tree.body.title,
+        tree: tree.body,
+        holds: [...holds.body.items].reverse(),
+        watchdog: watchdog.body,
+        agents: agents.body.items,
+      };
+      return page(reply, request, request.query.fragment ? 'tree-live' : 'tree', data);
+    },
+  );
+  /** One level of the tree, fetched when a node is first expanded (a large subtree is never rendered whole). */
+  api.get(
+    `${CONSOLE_PREFIX}/issues/:id/children`,
+    { schema: { params: idParams('id'), querystring: pageQuery } },
+    async (request, reply) => {
+      const { offset, limit } = request.query;
+      const tree = await call<TreeNode>(
+        request,
+        'GET',
+        `/api/issues/${request.params.id}/tree?depth=1&offset=${offset}&limit=${limit}`,
+      );
+      if (tree.status !== 200) return refused(reply, request, tree);
+      return page(reply, request, 'children', {
+        parentId: tree.body.id,
+        nodes: tree.body.children ?? [],
+        more: tree.body.moreChildren,
+        offset,
+      });
+    },
+  );
+  /** Fresh badges for one expanded level, swapped into place out of band (expanded children stay open). */
+  api.get(
+    `${CONSOLE_PREFIX}/issues/:id/badges`,
+    { schema: { params: idParams('id'), querystring: pageQuery } },
+    async (request, reply) => {
+      const { offset, limit } = request.query;
+      const tree = await call<TreeNode>(
+        request,
+        'GET',
+        `/api/issues/${request.params.id}/tree?depth=1&offset=${offset}&limit=${limit}`,
+      );
+      if (tree.status !== 200) return refused(reply, request, tree);
+      return page(reply, request, 'badge-updates', { nodes: tree.body.children ?? [] });
+    },
+  );
+
+  api.get(
+    `${CONSOLE_PREFIX}/runs/:id`,
+    { schema: { params: idParams('id'), querystring: fragmentQuery } },
+    async (request, reply) => {
+      const { id } = request.params;
+      const view = await call(request, 'GET', `/api/work/${id}/inspect`);
+      if (view.status !== 200) return refused(reply, request, view);
+      if (view.body.kind !== 'agent_run')
+        return refused(reply, request, {
+          status: 404,
+          body: { error: { message: `${id} is a ${view.body.kind}, not an agent run` } },
+        });
+      const issue = await call(request, 'GET', `/api/issues/${view.body.run.issueId}`);
+      const graph = view.body.processTree.visible
+        ? await layoutProcessTree(`run ${id.slice(0, 8)}`, view.body.processTree.processes)
+        : null;
+      const data = {
+        title: `Run ${id.slice(0, 8)}`,
+        runId: id,
+        view: view.body,
+        graph,
+        issueTitle: issue.body?.title ?? view.body.run.issueId,
+      };
+      return page(reply, request, request.query.fragment ? 'run-live' : 'run', data);
+    },
+  );
+
+  api.get(
+    `${CONSOLE_PREFIX}/holds/:id`,
+    { schema: { params: idParams('id'), querystring: fragmentQuery } },
+    async (request, reply) => {
+      const hold = await call(request, 'GET', `/api/tree-holds/${request.params.id}`);
+      if (hold.status !== 200) return refused(reply, request, hold);
+      const ids: string[] = hold.body.members.map((m: { issueId: string }) => m.issueId).concat(hold.body.rootIssueId);
+      const titles = await issueTitles(deps, session(request).companyId, ids);
+      const members = hold.body.members.map((m: { issueId: string; interruptedRunId: string | null }) => ({
+        ...m,
+        title: titles.get(m.issueId) ?? m.issueId,
+        resume: resumeState(hold.body, m),
+      }));
+      const data = {
+        title: `Hold ${request.params.id.slice(0, 8)}`,
+        hold: hold.body,
+        members,
+        rootTitle: titles.get(hold.body.rootIssueId) ?? hold.body.rootIssueId,
+      };
+      return page(reply, request, request.query.fragment ? 'hold-live' : 'hold', data);
+    },
+  );
+}
+
+interface HoldBody {
+  status: string;
+  releaseResult: {
+    resumed?: { issueId: string; runId: string }[];
+    skipped?: { issueId: string; reason: string }[];
+    wakeFailures?: { issueId: string; message: string }[];
+  } | null;
+}
+
+/** Whether a member's resume is owed, claimed, skipped (and why), waiting for the release, or not needed. */
+export function resumeState(
+  hold: HoldBody,
+  member: { issueId: string; interruptedRunId: string | null },
+): { state: string; runId?: string; reason?: string } {
+  if (!member.interruptedRunId) return { state: 'none' };
+  if (hold.status === 'active') return { state: 'waiting' };
+  const report = hold.releaseResult ?? {};
+  const resumed = report.resumed?.find((r) => r.issueId === member.issueId);
+  if (resumed) return { state: 'claimed', runId: resumed.runId };
+  const skipped = report.skipped?.find((s) => s.issueId === member.issueId);
+  if (skipped) return { state: 'skipped', reason: skipped.reason };
+  const failed = report.wakeFailures?.find((f) => f.issueId === member.issueId);
+  return { state: 'owed', ...(failed ? { reason: failed.message } : {}) };
+}

@@ -1,0 +1,28 @@
+/** Response shape of an issue's postmortem figures. */
+import { z } from 'zod';
+import { named, timestamp, uuid } from './schemas';
+
+const figure = z.object({
+  value: z.number().nullable(),
+  unit: z.enum(['seconds', 'count']),
+  counts: z.string().meta({ description: 'what the figure counts' }),
+});
+export const Postmortem = named(
+  'Postmortem',
+  z.object({
+    issueId: uuid,
+    window: z.object({ from: timestamp.nullable(), to: timestamp, description: z.string() }),
+    productiveTime: figure,
+    watchdogRecoveryTime: z.object({
+      p50: figure,
+      max: figure,
+      recovered: z.number(),
+      stillStopped: z.number(),
+      counts: z.string(),
+    }),
+    falseStaleCount: figure,
+    orphanMonitorCount: figure,
+    contextOverflows: figure,
+    detachedProcessCount: figure,
+  }),
+);

@@ -1,0 +1,107 @@
+/** Response shapes of the views for people: the issue tree and the company overview. */
+import { z } from 'zod';
+import { ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
+import { named, timestamp, uuid } from './schemas';
+
+/** `GET /api/issues/:id/tree`: an issue with its badges, and its children to the depth asked for. */
+export const TreeNode: z.ZodType<TreeNodeShape> = named(
+  'TreeNode',
+  z.object({
+    id: uuid,
+    title: z.string(),
+    status: z.enum(ISSUE_STATUSES),
+    assignee: z.object({ id: uuid, name: z.string() }).nullable(),
+    childCount: z.number(),
+    run: z
+      .object({
+        id: uuid,
+        status: z.enum(RUN_STATUSES),
+        live: z.boolean(),
+        silentState: z.string().nullable(),
+        failureState: z.string().nullable(),
+      })
+      .nullable(),
+    holds: z.array(z.object({ id: uuid })).meta({ description: 'active holds rooted at this issue' }),
+    heldBy: z.array(uuid).meta({ description: 'active holds covering it (rooted here or above)' }),
+    watchdog: z.object({ id: uuid, lastState: z.string().nullable(), triggerCount: z.number() }).nullable(),
+    blockers: z.array(z.object({ id: uuid, runId: uuid.nullable(), nextAction: z.string() })),
+    get children() {
+      return z.array(TreeNode).nullable().meta({ description: 'null: not expanded in this answer' });
+    },
+    moreChildren: z.number(),
+  }),
+);
+interface TreeNodeShape {
+  id: string;
+  title: string;
+  status: (typeof ISSUE_STATUSES)[number];
+  assignee: { id: string; name: string } | null;
+  childCount: number;
+  run: {
+    id: string;
+    status: (typeof RUN_STATUSES)[number];
+    live: boolean;
+    silentState: string | null;
+    failureState: string | null;
+  } | null;
+  holds: { id: string }[];
+  heldBy: string[];
+  watchdog: { id: string; lastState: string | null; triggerCount: number } | null;
+  blockers: { id: string; runId: string | null; nextAction: string }[];
+  children: TreeNodeShape[] | null;
+  moreChildren: number;
+}
+
+const titled = { id: uuid, issueId: uuid, issueTitle: z.string() };
+export const CompanyOverview = named(
+  'CompanyOverview',
+  z.object({
+    company: z.object({ id: uuid, name: z.string() }),
+    trees: z.array(
+      z.object({
+        id: uuid,
+        title: z.string(),
+        status: z.enum(ISSUE_STATUSES),
+        childCount: z.number(),
+        activeHolds: z.array(z.object({ id: uuid, reason: z.string().nullable(), createdAt: timestamp })),
+      }),
+    ),
+    watchdogs: z.array(
+      z.object({
+        ...titled,
+        lastState: z.string().nullable(),
+        triggerCount: z.number(),
+        lastTriggeredAt: timestamp.nullable(),
+      }),
+    ),
+    runs: z.array(
+      z.object({
+        ...titled,
+        status: z.enum(RUN_STATUSES),
+        silentState: z.string().nullable(),
+        host: z.string().nullable(),
+        startedAt: timestamp.nullable(),
+      }),
+    ),
+    blockers: z.array(
+      z.object({
+        ...titled,
+        runId: uuid.nullable(),
+        cause: z.string(),
+        nextAction: z.string(),
+        createdAt: timestamp,
+      }),
+    ),
+    findings: z.array(
+      z.object({
+        id: uuid,
+        runId: uuid,
+        issueId: uuid,
+        verdict: z.string(),
+        runStatus: z.enum(RUN_STATUSES),
+        failureState: z.string().nullable(),
+        createdAt: timestamp,
+      }),
+    ),
+  }),
+);
