@@ -5,14 +5,12 @@
  * Every command takes `--json` (machine output on stdout; on failure `{ "error": ... }`, the
  * human message still goes to stderr). Exit codes: see EXIT (errors.ts).
  */
-import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { createTreewardenClient, TreewardenApiError, type BlockerResolution } from '../client';
 import { uuidSchema } from '../domain/ids';
 import { EXIT, exitCodeFor, messageOf, UsageError } from './errors';
+import { runScript } from './run-script';
 import { formatTree } from './tree-format';
 import { candidateWorkflowIds, describeWorkflow, humanStatus, workflowStatus } from './workflow-status';
 
@@ -47,29 +45,6 @@ function apiClient() {
   const token = process.env.TREEWARDEN_TOKEN;
   if (!token) throw new UsageError('TREEWARDEN_TOKEN is not set (a company board token)');
   return createTreewardenClient({ baseUrl: process.env.TREEWARDEN_API_URL || 'http://127.0.0.1:8787', token });
-}
-
-/** `tsx <script>` with inherited stdio; resolves with the exit code to pass on. */
-function runScript(script: string): Promise<number> {
-  // Its own process group, so signals reach it only through us, exactly once: a terminal's Ctrl-C
-  // hits our group and tsx may relay the same signal to us again, but a second SIGINT in the child
-  // would skip its graceful drain. A repeat after the window (an impatient second Ctrl-C) is passed on.
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '..', script)], {
-    stdio: 'inherit',
-    detached: true,
-  });
-  const lastForwarded = new Map<NodeJS.Signals, number>();
-  const forward = (signal: NodeJS.Signals) => {
-    if (Date.now() - (lastForwarded.get(signal) ?? 0) > 1_000) child.kill(signal);
-    lastForwarded.set(signal, Date.now());
-  };
-  // kept until we exit: a relayed duplicate arriving after the child is gone must not kill us (exit 130)
-  process.on('SIGINT', forward);
-  process.on('SIGTERM', forward);
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0)));
-  });
 }
 
 /** pids holding the run workspace's writer lock, as the `inspect` line shows them */
