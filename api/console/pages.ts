@@ -141,7 +141,7 @@ interface HoldBody {
 }
 
 /** Whether a member's resume is owed, claimed, skipped (and why), waiting for the release, or not needed. */
-export function resumeState(
+function resumeState(
   hold: HoldBody,
   member: { issueId: string; interruptedRunId: string | null },
 ): { state: string; runId?: string; reason?: string } {

@@ -38,17 +38,18 @@ import {
   type TemporalDatabases,
 } from './temporal-server-tools';
 
-export interface ClusterPorts {
-  frontend: number;
-  frontendHttp: number;
-  frontendMembership: number;
-  history: number;
-  historyMembership: number;
-  matching: number;
-  matchingMembership: number;
-  worker: number;
-  workerMembership: number;
-}
+const PORT_NAMES = [
+  'frontend',
+  'frontendHttp',
+  'frontendMembership',
+  'history',
+  'historyMembership',
+  'matching',
+  'matchingMembership',
+  'worker',
+  'workerMembership',
+] as const;
+export type ClusterPorts = Record<(typeof PORT_NAMES)[number], number>;
 
 /**
  * The smallest config for one node running every service. Everything else keeps the server's defaults; there is no
@@ -152,31 +153,19 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions): P
   // Ports we picked can be taken before the server binds them: retry with new ones. Below the kernel's ephemeral
   // range (32768+) because the server stores its membership ports in a smallint column (cluster_membership).
   for (let attempt = 1; ; attempt++) {
-    const [
-      frontend,
-      frontendHttp,
-      frontendMembership,
-      history,
-      historyMembership,
-      matching,
-      matchingMembership,
-      worker,
-      workerMembership,
-    ] = await freePortsInRange(9, 20_000, 32_767);
-    const ports = {
-      frontend,
-      frontendHttp,
-      frontendMembership,
-      history,
-      historyMembership,
-      matching,
-      matchingMembership,
-      worker,
-      workerMembership,
-    };
+    const picked = await freePortsInRange(PORT_NAMES.length, 20_000, 32_767);
+    const ports = Object.fromEntries(PORT_NAMES.map((name, i) => [name, picked[i]])) as ClusterPorts;
     await fs.promises.writeFile(path.join(opts.dir, 'cluster.yaml'), clusterConfigYaml(pg, opts.databases, ports));
     try {
-      const cluster = await startOnce(tools.server, opts, namespace, `127.0.0.1:${frontend}`, logFile, dropDbs, log);
+      const cluster = await startOnce(
+        tools.server,
+        opts,
+        namespace,
+        `127.0.0.1:${ports.frontend}`,
+        logFile,
+        dropDbs,
+        log,
+      );
       log(
         `temporal-server ${TEMPORAL_SERVER_VERSION} (pid ${cluster.pid}) ` +
           `serving namespace ${namespace} at ${cluster.address}`,
