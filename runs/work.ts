@@ -21,14 +21,17 @@ export async function resolveWork(deps: Deps, id: string, actor: Actor) {
   throw new AppError('not_found', `no agent run, shell job or monitor with id ${id}`);
 }
 
-/** The one stop: an agent run, a shell job or a monitor, by its id. */
-export async function stopWork(deps: Deps, id: string, actor: Actor) {
+/** The one stop: an agent run, a shell job or a monitor, by its id; answers which kind it was. */
+async function stopWork(deps: Deps, id: string, actor: Actor) {
   const work = await resolveWork(deps, id, actor);
-  if (work.kind === 'agent_run') return { kind: work.kind, id, run: await stopRunForActor(deps, id, actor) };
+  if (work.kind === 'agent_run') {
+    await stopRunForActor(deps, id, actor);
+    return work.kind;
+  }
   permitOnRun(actor, 'run.stop', { id: work.job.ownerRunId, companyId: work.job.companyId });
   if (work.job.status !== 'running') throw new AppError('conflict', `${work.kind} ${id} is already ${work.job.status}`);
   await requestJobStop(deps, id, 'operator');
-  return { kind: work.kind, id, job: await deps.db.job.findUniqueOrThrow({ where: { id } }) };
+  return work.kind;
 }
 
 /**
@@ -36,8 +39,8 @@ export async function stopWork(deps: Deps, id: string, actor: Actor) {
  * workflow's verified result; `stop` is null when it is not in yet.
  */
 export async function stopWorkVerified(deps: Deps, id: string, actor: Actor) {
-  const stopped = await stopWork(deps, id, actor);
-  return { kind: stopped.kind, id, stop: await verifiedStop(deps, stopped.kind === 'agent_run' ? 'run' : 'job', id) };
+  const kind = await stopWork(deps, id, actor);
+  return { kind, id, stop: await verifiedStop(deps, kind === 'agent_run' ? 'run' : 'job', id) };
 }
 
 async function verifiedStop(deps: Deps, table: 'run' | 'job', id: string): Promise<unknown> {

@@ -1,5 +1,6 @@
 /** The console's read pages: company overview, issue tree (and its lazily fetched levels), run, hold. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import type { Deps } from '../../runtime/deps';
 import { issueTitles } from '../../issues/issues';
 import type { TreeNode } from '../../issues/tree-view';
@@ -11,6 +12,13 @@ import { CONSOLE_PREFIX, fragmentQuery, pageQuery, type ConsoleKit } from './han
 export function registerConsolePages(app: FastifyInstance, deps: Deps, kit: ConsoleKit) {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const { session, call, page, refused } = kit;
+  /** One level of a subtree, a page of children at a time: what lazy expansion and its badge refresh both read. */
+  const oneLevel = (request: FastifyRequest & { params: { id: string }; query: z.infer<typeof pageQuery> }) =>
+    call<TreeNode>(
+      request,
+      'GET',
+      `/api/issues/${request.params.id}/tree?depth=1&offset=${request.query.offset}&limit=${request.query.limit}`,
+    );
 
   api.get(CONSOLE_PREFIX, { schema: { querystring: fragmentQuery } }, async (request, reply) => {
     const overview = await call(request, 'GET', `/api/companies/${session(request).companyId}/overview`);
@@ -49,18 +57,13 @@ export function registerConsolePages(app: FastifyInstance, deps: Deps, kit: Cons
     `${CONSOLE_PREFIX}/issues/:id/children`,
     { schema: { params: idParams('id'), querystring: pageQuery } },
     async (request, reply) => {
-      const { offset, limit } = request.query;
-      const tree = await call<TreeNode>(
-        request,
-        'GET',
-        `/api/issues/${request.params.id}/tree?depth=1&offset=${offset}&limit=${limit}`,
-      );
+      const tree = await oneLevel(request);
       if (tree.status !== 200) return refused(reply, request, tree);
       return page(reply, request, 'children', {
         parentId: tree.body.id,
         nodes: tree.body.children ?? [],
         more: tree.body.moreChildren,
-        offset,
+        offset: request.query.offset,
       });
     },
   );
@@ -69,12 +72,7 @@ export function registerConsolePages(app: FastifyInstance, deps: Deps, kit: Cons
     `${CONSOLE_PREFIX}/issues/:id/badges`,
     { schema: { params: idParams('id'), querystring: pageQuery } },
     async (request, reply) => {
-      const { offset, limit } = request.query;
-      const tree = await call<TreeNode>(
-        request,
-        'GET',
-        `/api/issues/${request.params.id}/tree?depth=1&offset=${offset}&limit=${limit}`,
-      );
+      const tree = await oneLevel(request);
       if (tree.status !== 200) return refused(reply, request, tree);
       return page(reply, request, 'badge-updates', { nodes: tree.body.children ?? [] });
     },
