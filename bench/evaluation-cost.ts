@@ -2,6 +2,12 @@
  * Scenario 1: one evaluation of a 10,000-issue subtree against the floor any evaluation has to pay,
  * a bare recursive walk of the same rows plus hashing them. Measured in interleaved pairs on the
  * same data and the same Prisma client, so the ratio holds even on a noisy machine.
+ *
+ * Measured twice. First the `Issue` table holds only the subtree: there the bare walk hash-joins a
+ * sequential scan of the whole table at each level, a plan that is cheap only because the table is the
+ * subtree. Then other companies' trees are added, as in any shared database: the bare walk probes
+ * `Issue(parentId)` per node, as the evaluation always does, and the ratio is what an evaluation adds to
+ * a walk. The target applies to that one.
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
@@ -15,6 +21,8 @@ const SIZE = 10_000;
 const FANOUT = 10;
 const WARMUP = 3;
 const PAIRS = 15;
+/** other companies' trees of the same size beside the subtree, in the second measurement */
+const NEIGHBOURS = 9;
 const LEAF_STATUSES = ['done', 'blocked', 'in_review', 'cancelled'];
 
 export async function evaluationCost(h: Harness, pool: pg.Pool): Promise<ResultRow[]> {
@@ -69,6 +77,28 @@ export async function evaluationCost(h: Harness, pool: pg.Pool): Promise<ResultR
     createHash('sha256').update(JSON.stringify(walked)).digest('hex');
   };
 
+  const alone = await pairs(evaluate, bare);
+  for (let n = 1; n <= NEIGHBOURS; n++) {
+    const neighbour = await seedCompany(h, `Scenario 1 neighbour ${n}`);
+    await insertIssues(pool, neighbour.companyId, treeOf(SIZE, FANOUT).issues);
+  }
+  await pool.query('ANALYZE "Issue"');
+  const shared = await pairs(evaluate, bare);
+  const s = '1 evaluation, 10k subtree';
+  const among = `${s} among ${((NEIGHBOURS + 1) * SIZE) / 1000}k issues`;
+  return [
+    row(s, 'evaluateWatchdog (Issue table = the subtree)', 'ms', alone.evalMs),
+    row(s, 'bare CTE + sha256 (Issue table = the subtree)', 'ms', alone.bareMs),
+    row(s, 'evaluation ÷ bare (paired; Issue table = the subtree)', '×', alone.ratios),
+    row(s, 'statements per evaluation', 'stmts', alone.statements),
+    row(among, 'evaluateWatchdog', 'ms', shared.evalMs),
+    row(among, 'bare CTE + sha256', 'ms', shared.bareMs),
+    row(among, 'evaluation ÷ bare (paired)', '×', shared.ratios, { text: '≤ 2×', ok: (m) => m <= 2 }),
+  ];
+}
+
+/** `evaluate` against `bare` in interleaved pairs, after a warm-up. */
+async function pairs(evaluate: () => Promise<void>, bare: () => Promise<void>) {
   for (let i = 0; i < WARMUP; i++) {
     await evaluate();
     await bare();
@@ -92,11 +122,5 @@ export async function evaluationCost(h: Harness, pool: pg.Pool): Promise<ResultR
     bareMs.push(took.bare);
     ratios.push(took.eval / took.bare);
   }
-  const s = '1 evaluation, 10k subtree';
-  return [
-    row(s, 'evaluateWatchdog', 'ms', evalMs),
-    row(s, 'bare CTE + sha256', 'ms', bareMs),
-    row(s, 'evaluation ÷ bare (paired)', '×', ratios, { text: '≤ 2×', ok: (m) => m <= 2 }),
-    row(s, 'statements per evaluation', 'stmts', statements),
-  ];
+  return { evalMs, bareMs, ratios, statements };
 }

@@ -1,11 +1,11 @@
 /**
- * The reads an evaluation needs, each in one statement. The walk's per-node facts are gathered
- * set-based: every fact table is read once for the walked ids and joined back, instead of five
- * correlated probes per node (50,000 on a 10,000-issue tree; bench scenario 1).
+ * The reads an evaluation needs, in one statement. The walk's per-node facts are gathered set-based: every fact
+ * table is read once for the walked ids, instead of five correlated probes per node (50,000 on a 10,000-issue tree;
+ * bench scenario 1).
  */
 import { Prisma, type Db } from '../db/prisma';
 import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
-import { MAX_WATCHDOG_DEPTH, type SubtreeNode } from '../domain/watchdog';
+import { MAX_WATCHDOG_DEPTH, NO_IDS, type SubtreeNode } from '../domain/watchdog';
 import { treeWalk } from '../issues/tree-walk';
 
 /** What an evaluation reads of its watchdog. */
@@ -30,10 +30,26 @@ export interface EvaluationInput {
   nodes: SubtreeNode[];
 }
 
+/** Facts most issues do not have, read as rows of their own rather than as columns on every node. */
+type SparseFact = 'queued_wake' | 'blocker' | 'pending_interaction' | 'execution_blocker';
+
+type Header = Pick<EvaluationInput, 'watchdog' | 'review'>;
+
+type Row =
+  /** `ref` is the JSON of {@link Header}: two columns on one row rather than on all of them */
+  | { kind: 'header'; ref: string }
+  | ({ kind: 'node' } & Pick<
+      SubtreeNode,
+      'id' | 'parentId' | 'depth' | 'status' | 'assigneeAgentId' | 'createdAtMs' | 'hasAnyRun' | 'hasLiveRun'
+    >)
+  /** `ref` is the blocker, interaction or execution blocker; null for a queued wake */
+  | { kind: SparseFact; id: string; ref: string | null };
+
 /**
- * `t` walks from `root` to depth MAX+1 (so "incomplete" can be proven), review tasks excluded;
- * `nodes` is one row per walked issue with its facts. The semi-joins (`IN (SELECT id FROM t)`) keep
- * a fact row from being counted twice.
+ * `t` walks from `root` to depth MAX+1 (so "incomplete" can be proven), review tasks excluded. Every walked issue
+ * is one `node` row, with its run facts as columns: most issues of a working tree have had runs. The sparse facts
+ * follow as one row each, so a tree at rest costs no more than its nodes. The semi-joins (`IN (SELECT id FROM t)`)
+ * keep a fact row from being counted twice.
  */
 function walkWithFacts(root: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
@@ -49,70 +65,83 @@ function walkWithFacts(root: Prisma.Sql): Prisma.Sql {
       SELECT "issueId", bool_or(status::text = ANY(${LIVE_RUN_STATUSES}::text[])) AS live
       FROM "Run" WHERE "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
     ),
-    wakes AS (SELECT DISTINCT "issueId" FROM "WakeRequest" WHERE status = 'queued' AND "issueId" IN (SELECT id FROM t)),
-    blockers AS (
-      SELECT "issueId", array_agg("blockerIssueId"::text) AS ids
-      FROM "IssueBlocker" WHERE "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
+    facts AS (
+      SELECT 'queued_wake' AS kind, "issueId", NULL AS ref
+        FROM "WakeRequest" WHERE status = 'queued' AND "issueId" IN (SELECT id FROM t)
+      UNION ALL SELECT 'blocker', "issueId", "blockerIssueId"::text
+        FROM "IssueBlocker" WHERE "issueId" IN (SELECT id FROM t)
+      UNION ALL SELECT 'pending_interaction', "issueId", id::text
+        FROM "Interaction" WHERE status = 'pending' AND "issueId" IN (SELECT id FROM t)
+      UNION ALL SELECT 'execution_blocker', "issueId", id::text
+        FROM "ExecutionBlocker" WHERE status = 'active' AND "issueId" IN (SELECT id FROM t)
     ),
-    pending AS (
-      SELECT "issueId", array_agg(id::text) AS ids
-      FROM "Interaction" WHERE status = 'pending' AND "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
-    ),
-    reconciliations AS (
-      SELECT "issueId", array_agg(id::text) AS ids
-      FROM "ExecutionBlocker" WHERE status = 'active' AND "issueId" IN (SELECT id FROM t) GROUP BY "issueId"
-    ),
-    nodes AS (
-      SELECT t.id::text, t."parentId"::text, t.depth, t.status::text, t."assigneeAgentId"::text, t."createdAt",
-        coalesce(runs.live, false) AS "hasLiveRun", wakes."issueId" IS NOT NULL AS "hasQueuedWake",
-        runs."issueId" IS NOT NULL AS "hasAnyRun", blockers.ids AS "blockerIds",
-        pending.ids AS "pendingInteractionIds", reconciliations.ids AS "executionBlockerIds"
-      FROM t
-      LEFT JOIN runs ON runs."issueId" = t.id
-      LEFT JOIN wakes ON wakes."issueId" = t.id
-      LEFT JOIN blockers ON blockers."issueId" = t.id
-      LEFT JOIN pending ON pending."issueId" = t.id
-      LEFT JOIN reconciliations ON reconciliations."issueId" = t.id
+    rows AS (
+      SELECT 'node' AS kind, t.id::text, t."parentId"::text, t.depth, t.status::text, t."assigneeAgentId"::text,
+        round(date_part('epoch', t."createdAt") * 1000) AS "createdAtMs",
+        runs."issueId" IS NOT NULL AS "hasAnyRun", coalesce(runs.live, false) AS "hasLiveRun", NULL AS ref
+      FROM t LEFT JOIN runs ON runs."issueId" = t.id
+      UNION ALL
+      SELECT kind, "issueId"::text, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ref FROM facts
     )`;
 }
 
-type NodeRow = Omit<SubtreeNode, 'blockerIds' | 'pendingInteractionIds' | 'executionBlockerIds'> & {
-  blockerIds: string[] | null;
-  pendingInteractionIds: string[] | null;
-  executionBlockerIds: string[] | null;
-};
-
-const toNode = (n: NodeRow): SubtreeNode => ({
-  ...n,
-  blockerIds: n.blockerIds ?? [],
-  pendingInteractionIds: n.pendingInteractionIds ?? [],
-  executionBlockerIds: n.executionBlockerIds ?? [],
-});
+/** Node rows with their sparse facts attached; a fact row always names a walked issue (the semi-joins). */
+function assembleNodes(rows: Row[]): SubtreeNode[] {
+  const nodes = new Map<string, SubtreeNode>();
+  for (const row of rows) {
+    if (row.kind !== 'node') continue;
+    // built field by field: one object shape for all nodes keeps classification fast (bench scenario 1)
+    nodes.set(row.id, {
+      id: row.id,
+      parentId: row.parentId,
+      depth: row.depth,
+      status: row.status,
+      assigneeAgentId: row.assigneeAgentId,
+      createdAtMs: row.createdAtMs,
+      hasAnyRun: row.hasAnyRun,
+      hasLiveRun: row.hasLiveRun,
+      hasQueuedWake: false,
+      blockerIds: NO_IDS,
+      pendingInteractionIds: NO_IDS,
+      executionBlockerIds: NO_IDS,
+    });
+  }
+  for (const row of rows) {
+    if (row.kind === 'node' || row.kind === 'header') continue;
+    const node = nodes.get(row.id)!;
+    if (row.kind === 'queued_wake') node.hasQueuedWake = true;
+    else if (row.kind === 'blocker') node.blockerIds = [...node.blockerIds, row.ref!];
+    else if (row.kind === 'pending_interaction') node.pendingInteractionIds = [...node.pendingInteractionIds, row.ref!];
+    else node.executionBlockerIds = [...node.executionBlockerIds, row.ref!];
+  }
+  return [...nodes.values()];
+}
 
 /**
- * The watchdog, its pending review task and its subtree, in one statement: an evaluation that
- * changes nothing costs this read and the write of its summary (bench scenario 2). The watchdog and
- * review ride as JSON on the root's row only (on the one row of nulls when nothing was walked):
- * repeating them on 10,000 rows would cost more than the walk's facts.
+ * The watchdog, its pending review task and its subtree, in one statement: an evaluation that changes nothing
+ * costs this read and the write of its summary (bench scenario 2). The watchdog and review ride on one `header`
+ * row, there even when nothing was walked.
  */
 export async function loadEvaluationInput(db: Db, watchdogId: string): Promise<EvaluationInput> {
-  const rows = await db.$queryRaw<(Partial<NodeRow> & Pick<EvaluationInput, 'watchdog' | 'review'>)[]>`
+  const rows = await db.$queryRaw<Row[]>`
     WITH RECURSIVE wd AS (SELECT * FROM "Watchdog" WHERE id = ${watchdogId}::uuid),
-    ${walkWithFacts(Prisma.sql`(SELECT "issueId" FROM wd WHERE status = 'active')`)},
-    header AS (
-      SELECT
-        (SELECT json_build_object(
+    ${walkWithFacts(Prisma.sql`(SELECT "issueId" FROM wd WHERE status = 'active')`)}
+    SELECT 'header' AS kind, NULL AS id, NULL AS "parentId", NULL::int AS depth, NULL AS status,
+      NULL AS "assigneeAgentId", NULL::float8 AS "createdAtMs", NULL::boolean AS "hasAnyRun",
+      NULL::boolean AS "hasLiveRun",
+      json_build_object(
+        'watchdog', (SELECT json_build_object(
           'id', id, 'status', status, 'companyId', "companyId", 'issueId', "issueId", 'agentId', "agentId",
           'instructions', instructions, 'reviewIssueId', "reviewIssueId",
           'lastReviewedFingerprint', "lastReviewedFingerprint", 'pendingReviewFingerprint', "pendingReviewFingerprint",
-          'incompleteIssueIds', "incompleteIssueIds") FROM wd) AS watchdog,
-        (SELECT json_build_object('id', i.id, 'status', i.status, 'assigneeAgentId', i."assigneeAgentId")
-          FROM wd JOIN "Issue" i ON i.id = wd."reviewIssueId" WHERE wd."pendingReviewFingerprint" IS NOT NULL) AS review
-    )
-    SELECT CASE WHEN nodes.depth IS NULL OR nodes.depth = 1 THEN header.watchdog END AS watchdog,
-      CASE WHEN nodes.depth IS NULL OR nodes.depth = 1 THEN header.review END AS review, nodes.*
-    FROM header LEFT JOIN nodes ON true`;
-  const head = rows.find((r) => r.depth === null || r.depth === 1);
-  const nodes = rows.filter((r): r is NodeRow & typeof r => r.id !== null && r.id !== undefined).map(toNode);
-  return { watchdog: head?.watchdog ?? null, review: head?.review ?? null, nodes };
+          'incompleteIssueIds', "incompleteIssueIds") FROM wd),
+        'review', (SELECT json_build_object('id', i.id, 'status', i.status, 'assigneeAgentId', i."assigneeAgentId")
+          FROM wd JOIN "Issue" i ON i.id = wd."reviewIssueId" WHERE wd."pendingReviewFingerprint" IS NOT NULL)
+      )::text AS ref
+    UNION ALL
+    SELECT * FROM rows`;
+  const header = rows.find((r) => r.kind === 'header');
+  if (!header || header.kind !== 'header') throw new Error('evaluation read returned no header row');
+  const { watchdog, review } = JSON.parse(header.ref) as Header;
+  return { watchdog, review, nodes: assembleNodes(rows) };
 }

@@ -27,7 +27,7 @@ function node(id: string, parentId: string | null, depth: number, overrides: Par
     depth,
     status: 'done',
     assigneeAgentId: 'agent-worker',
-    createdAt: LONG_AGO,
+    createdAtMs: LONG_AGO.getTime(),
     hasLiveRun: false,
     hasQueuedWake: false,
     hasAnyRun: true,
@@ -80,7 +80,7 @@ describe('classifySubtree: live path', () => {
 
   test('a live path wins over an issue still inside its first-run grace', () => {
     const result = classify(
-      smallTree({ a1: { hasLiveRun: true }, b: { hasAnyRun: false, status: 'todo', createdAt: NOW } }),
+      smallTree({ a1: { hasLiveRun: true }, b: { hasAnyRun: false, status: 'todo', createdAtMs: NOW.getTime() } }),
     );
     expect(result.state).toBe('live');
     expect(result.pendingFirstRunIssueIds).toEqual([]);
@@ -125,7 +125,7 @@ describe('classifySubtree: first-run grace', () => {
   const fresh = (overrides: Partial<SubtreeNode> = {}) => ({
     hasAnyRun: false,
     status: 'todo',
-    createdAt: new Date(NOW.getTime() - 1_000),
+    createdAtMs: NOW.getTime() - 1_000,
     ...overrides,
   });
 
@@ -142,8 +142,8 @@ describe('classifySubtree: first-run grace', () => {
   test('the evaluation says when the earliest grace among the pending issues ends, so it can be re-checked then', () => {
     const result = classify(
       smallTree({
-        b: fresh({ createdAt: new Date(NOW.getTime() - 4_000) }),
-        a1: fresh({ createdAt: new Date(NOW.getTime() - 9_000) }),
+        b: fresh({ createdAtMs: NOW.getTime() - 4_000 }),
+        a1: fresh({ createdAtMs: NOW.getTime() - 9_000 }),
       }),
     );
     expect(result.firstRunGraceEndsAt).toBe(new Date(NOW.getTime() - 9_000 + GRACE_MS).toISOString());
@@ -163,7 +163,7 @@ describe('classifySubtree: first-run grace', () => {
     ['one ms before the end of the grace', GRACE_MS - 1, 'pending_first_run'],
     ['long after the grace', GRACE_MS * 10, 'stopped'],
   ])('created %s: %s', (_when, ageMs, state) => {
-    expect(classify(smallTree({ b: fresh({ createdAt: new Date(NOW.getTime() - ageMs) }) })).state).toBe(state);
+    expect(classify(smallTree({ b: fresh({ createdAtMs: NOW.getTime() - ageMs }) })).state).toBe(state);
   });
 
   test('an unassigned issue is not waiting for a first run', () => {
@@ -262,7 +262,7 @@ describe('stop fingerprint', () => {
 
   test('ignores non-material facts: creation time, run history, depth and interior issues (bookkeeping never re-arms a watchdog)', () => {
     // createdAt far outside the grace, so hasAnyRun=false cannot turn into "pending first run"
-    const bookkeeping = tree().map((n) => ({ ...n, createdAt: new Date(0), hasAnyRun: false, depth: n.depth + 5 }));
+    const bookkeeping = tree().map((n) => ({ ...n, createdAtMs: 0, hasAnyRun: false, depth: n.depth + 5 }));
     bookkeeping[0] = { ...bookkeeping[0], status: 'in_progress', assigneeAgentId: null, blockerIds: ['x9'] }; // root is interior
     bookkeeping[1] = { ...bookkeeping[1], status: 'cancelled' }; // so is a
     expect(fingerprintOf(bookkeeping)).toBe(fingerprintOf(tree()));
@@ -272,16 +272,16 @@ describe('stop fingerprint', () => {
     ["a leaf's status", (n) => void (n[2].status = 'done')],
     ["a leaf's assignee", (n) => void (n[2].assigneeAgentId = 'agent-other')],
     ["a leaf's assignee cleared", (n) => void (n[2].assigneeAgentId = null)],
-    ['a blocker added', (n) => void n[2].blockerIds.push('x4')],
-    ['a blocker cleared', (n) => void n[2].blockerIds.pop()],
-    ['an interaction answered', (n) => void n[2].pendingInteractionIds.pop()],
+    ['a blocker added', (n) => void (n[2].blockerIds = [...n[2].blockerIds, 'x4'])],
+    ['a blocker cleared', (n) => void (n[2].blockerIds = n[2].blockerIds.slice(0, -1))],
+    ['an interaction answered', (n) => void (n[2].pendingInteractionIds = n[2].pendingInteractionIds.slice(0, -1))],
     [
       'an execution blocker on a leaf (a run stopped mid-turn, unknown outcome)',
-      (n) => void n[2].executionBlockerIds.push('e1'),
+      (n) => void (n[2].executionBlockerIds = ['e1']),
     ],
     [
       'an execution blocker on an interior issue (it waits for a person too)',
-      (n) => void n[1].executionBlockerIds.push('e1'),
+      (n) => void (n[1].executionBlockerIds = ['e1']),
     ],
     ['a new leaf under a leaf', (n) => void n.push(node('a1-child', 'a1', 4))],
     ['a leaf removed', (n) => void n.splice(3, 1)],
@@ -293,9 +293,9 @@ describe('stop fingerprint', () => {
 
   test('resolving the execution blocker restores the fingerprint of the subtree without it (re-armed, not a new kind of stop)', () => {
     const blocked = tree();
-    blocked[2].executionBlockerIds.push('e1');
+    blocked[2].executionBlockerIds = ['e1'];
     expect(fingerprintOf(blocked)).not.toBe(fingerprintOf(tree()));
-    blocked[2].executionBlockerIds.pop();
+    blocked[2].executionBlockerIds = [];
     expect(fingerprintOf(blocked)).toBe(fingerprintOf(tree()));
   });
 
