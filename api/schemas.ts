@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { adapterSchema } from '../domain/adapter';
 import type { ErrorCode } from '../domain/errors';
+import { resumeReportSchema } from '../domain/resume-report';
 import { AGENT_STATUSES, ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
 import { VERDICT_ACTIONS, type Verdict as VerdictName } from '../domain/supervision';
 
@@ -266,11 +267,7 @@ export const TreeHoldMember = named(
 );
 export const TreeHoldWithMembers = named('TreeHoldWithMembers', TreeHold.extend({ members: z.array(TreeHoldMember) }));
 /** What a release did: the runs it resumed, the members it skipped (and why), the wakes that failed. */
-export const ReleaseReport = z.object({
-  resumed: z.array(z.object({ issueId: uuid, runId: uuid })),
-  skipped: z.array(z.object({ issueId: uuid, reason: z.string() })),
-  wakeFailures: z.array(z.object({ issueId: uuid, message: z.string() })),
-});
+export const ReleaseReport = resumeReportSchema;
 export const ResumeTreeResult = named(
   'ResumeTreeResult',
   ReleaseReport.extend({ holds: z.array(TreeHoldWithMembers) }),

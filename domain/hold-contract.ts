@@ -5,6 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ExecutionBlocker, TreeHold, TreeHoldMember } from '../generated/prisma/client';
 import type { Actor } from './actor';
+import type { ResumeReport } from './resume-report';
 
 export interface PauseApplied {
   holdId: string;
@@ -12,12 +13,7 @@ export interface PauseApplied {
   interruptedRunIds: string[];
 }
 
-/** What re-dispatching a hold's interrupted work did (a release, a retry, a resolved blocker). */
-export interface ResumeReport {
-  resumed: { issueId: string; runId: string }[];
-  skipped: { issueId: string; reason: string }[];
-  wakeFailures: { issueId: string; message: string }[];
-}
+export type { ResumeReport };
 
 export const emptyReport = (): ResumeReport => ({ resumed: [], skipped: [], wakeFailures: [] });
 
