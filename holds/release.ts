@@ -44,7 +44,9 @@ export async function releaseHold(deps: Deps, holdId: string, release: ReleaseAr
     where: { id: holdId, status: 'active' },
     data: { status: 'released', releasedAt: new Date(), releaseResult: { releaseId, wakeAgents } },
   });
-  const hold = await deps.db.treeHold.findUniqueOrThrow({ where: { id: holdId } });
+  // a hold removed with its root issue is as inactive as one released elsewhere: refused, not retried
+  const hold = await deps.db.treeHold.findUnique({ where: { id: holdId } });
+  if (!hold) throw holdNotActive(holdId);
   if (count === 0) {
     if ((hold.releaseResult as { releaseId?: string } | null)?.releaseId !== releaseId) throw holdNotActive(holdId);
   } else {

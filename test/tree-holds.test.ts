@@ -132,7 +132,7 @@ test('a run paused in preparation resumes exactly once; a second release is 409'
   expect(await resumedRuns(child.id)).toHaveLength(1);
 });
 
-test('a release refused by the database (released outside the workflow) is the same 409', async () => {
+test('a release refused by the database (released outside the workflow) is the same 409, and the workflow completes', async () => {
   const { c, parent, child, hold } = await interruptedChild();
   const releasedElsewhere = { status: 'released' as const, releaseResult: { releaseId: randomUUID() } };
   await h.services.db.treeHold.update({ where: { id: hold.id }, data: releasedElsewhere });
@@ -140,6 +140,12 @@ test('a release refused by the database (released outside the workflow) is the s
   expect(r.status).toBe(409);
   expect(r.body).toEqual({ error: { code: 'conflict', message: `tree hold ${hold.id} is not active` } });
   expect(await resumedRuns(child.id)).toHaveLength(0);
+  // the hold's workflow does not wait for a release that can no longer come
+  const handle = h.services.client.workflow.getHandle(workflowId.treeHold(hold.id));
+  expect(await handle.result()).toMatchObject({ releasedOutside: true, released: null });
+  expect((await handle.describe()).typedSearchAttributes.get(StateKey)).toBe('released');
+  const again = await release(c.token, parent.id, hold.id);
+  expect(again.status).toBe(409);
 });
 
 test('a release before the stop finished unwinding resumes once, after the run settles', async () => {

@@ -39,6 +39,11 @@ export interface HoldWorkflowState {
   /** the release that won: a retry of it after a continue-as-new carries on, any other is refused */
   releaseId?: string;
   released: ResumeReport | null;
+  /**
+   * The database refused the release although the workflow had not released: the hold was released or removed
+   * outside it. Nothing is left to resume here, so the workflow completes.
+   */
+  releasedOutside?: boolean;
   /** retries of resumes whose wakes failed at release */
   resumeRetries: number;
   /** wake failures the last attempt left; 0 once every owed resume is dispatched */

@@ -80,8 +80,9 @@ export async function treeHoldWorkflow(input: TreeHoldInput): Promise<HoldWorkfl
       setCurrentDetails(`releasing (${waking}, by ${release.actor.kind})`);
       const summary = 'Release the hold: re-dispatch the interrupted work once';
       state.released = await releaseHold.executeWithOptions({ summary }, [holdId, release]).catch((error: unknown) => {
-        // the database's refusal reaches the caller in the validator's shape
-        throw error instanceof ActivityFailure && isHoldNotActive(error.cause) ? error.cause : error;
+        if (!(error instanceof ActivityFailure && isHoldNotActive(error.cause))) throw error;
+        if (patched('complete-when-released-outside')) state.releasedOutside = true;
+        throw error.cause; // the database's refusal reaches the caller in the validator's shape
       });
       return state.released;
     },
@@ -100,8 +101,13 @@ export async function treeHoldWorkflow(input: TreeHoldInput): Promise<HoldWorkfl
     const { memberCount, interruptedRunIds } = state.applied;
     const paused = `${memberCount} issues paused, ${interruptedRunIds.length} runs interrupted`;
     if (!state.releasing) setCurrentDetails(`active: ${paused}; waiting for a release`);
-    await condition(() => state.released !== null);
+    await condition(() => state.released !== null || state.releasedOutside === true);
     upsertSearchAttributes([{ key: StateKey, value: 'released' }]);
+    if (state.releasedOutside) {
+      setCurrentDetails('released outside this workflow: the database refused its release; nothing resumed here');
+      await condition(allHandlersFinished);
+      return state;
+    }
     const { resumed, skipped, wakeFailures } = state.released!;
     const failures = `${wakeFailures.length} wake failures`;
     setCurrentDetails(`released: ${resumed.length} resumed, ${skipped.length} skipped, ${failures}`);
