@@ -83,8 +83,11 @@ const schema = z.object({
   TREEWARDEN_WEBHOOK_RETRY_INITIAL_MS: duration.default(10_000),
   TREEWARDEN_WEBHOOK_RETRY_MAX_MS: duration.default(60 * 60_000),
   TREEWARDEN_WEBHOOK_GIVE_UP_MS: duration.default(24 * 60 * 60_000),
-  /** how often a worker starts the delivery workflows of newly recorded notifications */
-  TREEWARDEN_WEBHOOK_DISPATCH_MS: duration.default(1_000),
+  /**
+   * how often a worker looks for recorded deliveries no announcement reached (deliveries start at the commit's
+   * NOTIFY; this poll covers a worker that died first and a listening connection that was down)
+   */
+  TREEWARDEN_WEBHOOK_DISPATCH_MS: duration.default(30_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

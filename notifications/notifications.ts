@@ -1,13 +1,13 @@
 /**
  * Webhook notifications, the outbox half: a notifiable fact is recorded in the transaction of the
  * write that made it true (so a crash never loses one and a rollback never sends one), with one
- * delivery row per matching subscription. Workers start each delivery's workflow
- * (`webhook-delivery:<deliveryId>`); activities/webhook-delivery.ts performs it.
+ * delivery row per matching subscription. Workers start each delivery's workflow (./dispatcher.ts);
+ * activities/webhook-delivery.ts performs it.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db, Tx } from '../db/prisma';
 import { notificationFor, notificationHash, type RecordedWrite } from '../domain/notifications';
-import type { Deps } from '../runtime/deps';
+import { DELIVERIES_CHANNEL } from './dispatcher';
 
 /**
  * Called by logActivity for every audit record. Writes nothing for writes that notify nobody; a
@@ -54,64 +54,8 @@ export async function recordNotification(tx: Tx, companyId: string, write: Recor
     data: subscriptions.map((s) => ({ notificationId: id, subscriptionId: s.id })),
     skipDuplicates: true,
   });
-}
-
-/** Deliveries whose workflow is started per dispatch round: the rest wait one round. */
-const DISPATCH_BATCH = 200;
-
-/**
- * Starts the workflows of recorded deliveries that have none yet. Several workers may run this at
- * once: the workflow id is the delivery's, so a second start is a no-op, and `dispatchedAt` is set
- * only after the start, so a worker dying in between leaves the row for the next round.
- */
-export async function dispatchPendingDeliveries(deps: Deps): Promise<number> {
-  const due = await deps.db.webhookDelivery.findMany({
-    where: { status: 'pending', dispatchedAt: null },
-    select: { id: true, notification: { select: { companyId: true, subject: true, kind: true } } },
-    orderBy: { createdAt: 'asc' },
-    take: DISPATCH_BATCH,
-  });
-  for (const delivery of due) {
-    await deps.orchestrator.startWebhookDelivery({
-      deliveryId: delivery.id,
-      companyId: delivery.notification.companyId,
-      summary: `Webhook: ${delivery.notification.kind} of ${delivery.notification.subject}`,
-    });
-    await deps.db.webhookDelivery.updateMany({
-      where: { id: delivery.id, dispatchedAt: null },
-      data: { dispatchedAt: new Date() },
-    });
-  }
-  return due.length;
-}
-
-/**
- * Runs `dispatchPendingDeliveries` every `everyMs` until stopped. A failed round is logged and the
- * next one tries again: nothing is lost, the rows wait in the database.
- */
-export function startDeliveryDispatcher(deps: Deps, everyMs: number): { stop(): Promise<void> } {
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        await dispatchPendingDeliveries(deps);
-      } catch (error) {
-        deps.log.warn({ err: error }, 'starting webhook deliveries failed; the next round tries again');
-      }
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, everyMs).unref();
-      });
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      wake?.();
-      await loop;
-    },
-  };
+  // sent at commit: the workers' dispatchers start the deliveries now, not at their next poll
+  await tx.$executeRaw`SELECT pg_notify(${DELIVERIES_CHANNEL}, '')`;
 }
 
 /** A delivery as the API shows it. */

@@ -7,6 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { createTreewardenClient } from '../client';
+import { DELIVERIES_CHANNEL } from '../notifications/dispatcher';
 import { runFiles } from '../runs/run-files';
 import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver';
@@ -20,7 +21,8 @@ beforeAll(async () => {
     TREEWARDEN_WEBHOOK_RETRY_INITIAL_MS: '200',
     TREEWARDEN_WEBHOOK_RETRY_MAX_MS: '1000',
     TREEWARDEN_WEBHOOK_TIMEOUT_MS: '3000',
-    TREEWARDEN_WEBHOOK_DISPATCH_MS: '200',
+    // deliveries start at the recording commit's announcement: the poll that would find them is an hour away
+    TREEWARDEN_WEBHOOK_DISPATCH_MS: '3600000',
     TREEWARDEN_FIRST_RUN_GRACE_MS: '1',
   });
 });
@@ -234,6 +236,20 @@ test('a receiver that keeps failing ends dead after the give-up time, visible th
   } finally {
     h.services.config.TREEWARDEN_WEBHOOK_GIVE_UP_MS = previous;
   }
+});
+
+test('a worker whose listening connection was cut listens again and starts what was recorded meanwhile', async () => {
+  const r = await receiver();
+  const c = await seedCompany(h);
+  const hook = await subscribe(c, r.url, ['phase_start']);
+  const listeners = () =>
+    h.services.db.$queryRaw<{ pid: number }[]>`
+      SELECT pid FROM pg_stat_activity WHERE query = ${`LISTEN ${DELIVERIES_CHANNEL}`} AND datname = current_database()`;
+  const [cut] = await listeners();
+  await h.services.db.$queryRaw`SELECT pg_terminate_backend(${cut.pid})`;
+  await c.issue({ title: 'recorded while nobody listened', status: 'in_progress' });
+  await eventually('the delivery delivered', () => allDelivered(hook.id, 1), 30_000);
+  expect((await listeners()).map((l) => l.pid)).not.toContain(cut.pid);
 });
 
 test('a slow receiver delays nobody else', async () => {

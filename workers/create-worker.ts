@@ -10,7 +10,7 @@ import type { Deps } from '../runtime/deps';
 import type { Metrics } from './metrics';
 import { forEachConcurrently } from '../domain/concurrency';
 import { activeWatchdogs } from '../watchdogs/configuration';
-import { startDeliveryDispatcher } from '../notifications/notifications';
+import { startDeliveryDispatcher } from '../notifications/dispatcher';
 import { metricsInterceptor } from './metrics-interceptor';
 
 export interface WorkerOptions {
