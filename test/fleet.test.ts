@@ -322,13 +322,16 @@ describe('a pause across runs on two hosts', () => {
 });
 
 describe('release worker-kill trials across two hosts', () => {
-  test('a worker killed at random points of a release fan-out: every owed resume exactly once (5 trials)', async () => {
+  test('a worker killed at random points of a release fan-out: every owed resume exactly once (3 kills that land)', async () => {
     const random = seededRandom(11);
     const c = await seedCompany(h, 'Released fleet');
     // at least one worker on each host (earlier cases may have left more)
     for (const host of [hostA, hostB]) if (![...liveWorkers.values()].includes(host)) await startWorker(host);
+    // a kill lands when the fan-out is still running after the random delay; a miss (the fan-out was
+    // shorter, as under a lighter load) halves the delay range, so trials go on until three kills land
     let landed = 0;
-    for (let trial = 0; trial < 5; trial++) {
+    let maxDelayMs = 150;
+    for (let trial = 0; trial < 10 && landed < 3; trial++) {
       const { parent, holdId, interrupted, childIds } = await pausedFamily(h, c, 4);
       let answered = false;
       const releasing = h
@@ -342,18 +345,19 @@ describe('release worker-kill trials across two hosts', () => {
       }
       const victim = [...liveWorkers.entries()].find(([w]) => w.identity === identity);
       if (victim) {
-        await sleep(Math.floor(random() * 150));
+        await sleep(Math.floor(random() * maxDelayMs));
         if (
           (await workerRunning(h.services.client, workflowId.treeHold(holdId), 'releaseHold').catch(() => null)) ===
           identity
         )
           landed++;
+        else maxDelayMs /= 2;
         await victim[1].killWorker(victim[0]);
       }
       await expectResumedExactlyOnce(h, await releasing, { childIds, interrupted });
       if (victim) await startWorker(victim[1]);
     }
-    // most kills must have hit the fan-out itself, or the trials prove little
-    expect(landed).toBeGreaterThanOrEqual(3);
-  });
+    // the kills must have hit the fan-out itself, or the trials prove little
+    expect(landed).toBe(3);
+  }, 600_000);
 });
