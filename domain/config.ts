@@ -84,10 +84,10 @@ const schema = z.object({
   TREEWARDEN_WEBHOOK_RETRY_MAX_MS: duration.default(60 * 60_000),
   TREEWARDEN_WEBHOOK_GIVE_UP_MS: duration.default(24 * 60 * 60_000),
   /**
-   * how often a worker looks for recorded deliveries no announcement reached (deliveries start at the commit's
-   * NOTIFY; this poll covers a worker that died first and a listening connection that was down)
+   * how soon a worker tries again to start recorded deliveries after a failed round (deliveries start at the
+   * commit's NOTIFY, and at each start or reconnection of a worker's listener; nothing polls)
    */
-  TREEWARDEN_WEBHOOK_DISPATCH_MS: duration.default(30_000),
+  TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS: duration.default(5_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

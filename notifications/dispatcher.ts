@@ -1,9 +1,10 @@
 /**
  * Starts the workflows of recorded webhook deliveries (`webhook-delivery:<deliveryId>`). A recording transaction
  * announces its deliveries with NOTIFY, which PostgreSQL sends at commit; every worker LISTENs, so a delivery
- * starts at once whichever process recorded it. A slow poll finds what no announcement reached: deliveries of a
- * worker that died before starting them, or recorded while the listening connection was down. (A 1 s poll alone
- * cost every worker two statements a second while nothing happened.)
+ * starts at once whichever process recorded it. Nothing polls: a round runs at start, at
+ * each announcement and at each (re)connection of the listener, so deliveries of a worker that died before
+ * starting them, or recorded while the listener was down, are found then. Only a failed round is retried on a
+ * timer. (A 1 s poll cost every idle worker two statements a second, a 30 s one still showed in every count.)
  */
 import pg from 'pg';
 import type { Deps } from '../runtime/deps';
@@ -11,8 +12,11 @@ import type { Deps } from '../runtime/deps';
 /** The channel a recording transaction notifies when it recorded deliveries. */
 export const DELIVERIES_CHANNEL = 'treewarden_webhook_deliveries';
 
-/** A lost listening connection is retried this often (or at the poll, when that is sooner). */
+/** A lost listening connection is retried this often (or sooner, when the retry interval is shorter). */
 const LISTEN_RETRY_MS = 5_000;
+
+/** TCP keepalive on the listening connection: a silently dropped connection fails instead of going deaf. */
+const LISTEN_KEEPALIVE_DELAY_MS = 10_000;
 
 /** Deliveries whose workflow is started per dispatch round: the rest wait one round. */
 const DISPATCH_BATCH = 200;
@@ -51,10 +55,10 @@ export async function dispatchPendingDeliveries(deps: Deps): Promise<number> {
 }
 
 /**
- * Runs `dispatchPendingDeliveries` at each announcement and every `pollMs` until stopped. A failed round is
- * logged and the next one tries again: nothing is lost, the rows wait in the database.
+ * Runs `dispatchPendingDeliveries` at start and at each announcement until stopped; a full batch goes on at once.
+ * A failed round is logged and tried again after `retryMs`: nothing is lost, the rows wait in the database.
  */
-export function startDeliveryDispatcher(deps: Deps, pollMs: number): { stop(): Promise<void> } {
+export function startDeliveryDispatcher(deps: Deps, retryMs: number): { stop(): Promise<void> } {
   let stopped = false;
   let announced = false;
   let wake = () => {};
@@ -62,18 +66,20 @@ export function startDeliveryDispatcher(deps: Deps, pollMs: number): { stop(): P
     announced = true;
     wake();
   };
-  const listener = listenForAnnouncements(deps, announce, Math.min(pollMs, LISTEN_RETRY_MS));
+  const listener = listenForAnnouncements(deps, announce, Math.min(retryMs, LISTEN_RETRY_MS));
   const loop = (async () => {
     while (!stopped) {
       announced = false;
+      let failed = false;
       try {
-        await dispatchPendingDeliveries(deps);
+        if ((await dispatchPendingDeliveries(deps)) === DISPATCH_BATCH) continue;
       } catch (error) {
-        deps.log.warn({ err: error }, 'starting webhook deliveries failed; the next round tries again');
+        failed = true;
+        deps.log.warn({ err: error, retryMs }, 'starting webhook deliveries failed; trying again');
       }
       if (announced || stopped) continue; // announced during the round: it may have missed those rows
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs).unref();
+        const timer = failed ? setTimeout(resolve, retryMs).unref() : undefined;
         wake = () => {
           clearTimeout(timer);
           resolve();
@@ -93,7 +99,7 @@ export function startDeliveryDispatcher(deps: Deps, pollMs: number): { stop(): P
 
 /**
  * A connection of its own that LISTENs on {@link DELIVERIES_CHANNEL}, reconnecting after `retryMs` when it is
- * lost (the poll covers the gap). Each (re)connection counts as an announcement: it may have missed some.
+ * lost. Each (re)connection counts as an announcement: it covers whatever was recorded while nobody listened.
  */
 function listenForAnnouncements(deps: Deps, announce: () => void, retryMs: number): { close(): Promise<void> } {
   let closed = false;
@@ -102,7 +108,7 @@ function listenForAnnouncements(deps: Deps, announce: () => void, retryMs: numbe
   const reconnectLater = (client: pg.Client, error: unknown) => {
     if (closed || current !== client) return;
     current = undefined;
-    deps.log.warn({ err: error }, 'webhook delivery listener lost its connection; polling until it is back');
+    deps.log.warn({ err: error }, 'webhook delivery listener lost its connection; reconnecting');
     client.end().catch(() => {});
     retry = setTimeout(() => void connect(), retryMs).unref();
   };
@@ -111,6 +117,8 @@ function listenForAnnouncements(deps: Deps, announce: () => void, retryMs: numbe
     const client = new pg.Client({
       connectionString: deps.config.DATABASE_URL,
       connectionTimeoutMillis: deps.config.TREEWARDEN_DB_CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: LISTEN_KEEPALIVE_DELAY_MS,
     });
     current = client;
     client.on('notification', announce);

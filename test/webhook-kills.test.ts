@@ -20,7 +20,6 @@ beforeAll(async () => {
       TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '4000',
       TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: 'true',
       TREEWARDEN_WEBHOOK_RETRY_INITIAL_MS: '200',
-      TREEWARDEN_WEBHOOK_DISPATCH_MS: '200',
     },
     { inProcessWorker: false },
   );

@@ -21,8 +21,6 @@ beforeAll(async () => {
     TREEWARDEN_WEBHOOK_RETRY_INITIAL_MS: '200',
     TREEWARDEN_WEBHOOK_RETRY_MAX_MS: '1000',
     TREEWARDEN_WEBHOOK_TIMEOUT_MS: '3000',
-    // deliveries start at the recording commit's announcement: the poll that would find them is an hour away
-    TREEWARDEN_WEBHOOK_DISPATCH_MS: '3600000',
     TREEWARDEN_FIRST_RUN_GRACE_MS: '1',
   });
 });

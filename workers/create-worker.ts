@@ -72,7 +72,7 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     getStatus: () => shared.getStatus(),
     async run() {
       // recorded notifications get their delivery workflows while this worker polls
-      const dispatcher = startDeliveryDispatcher(deps, deps.config.TREEWARDEN_WEBHOOK_DISPATCH_MS);
+      const dispatcher = startDeliveryDispatcher(deps, deps.config.TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS);
       try {
         await Promise.all([shared.run().finally(() => stop(host)), host.run().finally(() => stop(shared))]);
       } finally {
