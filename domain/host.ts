@@ -23,12 +23,3 @@ export function hostIdFrom(bootId: string, pidNamespaceLink: string): string {
     throw new Error(`cannot derive a host id from boot id "${bootId.trim()}" and PID namespace "${pidNamespaceLink}"`);
   return `${boot.toLowerCase()}-${inode}`;
 }
-
-/**
- * The task queue only the workers of one host poll (Temporal's worker-specific task queue
- * pattern): everything that reads or signals a run's processes is scheduled there. Prefixed by
- * the shared queue, so deployments (and test files) sharing one namespace never cross.
- */
-export function hostQueue(sharedTaskQueue: string, hostId: string): string {
-  return `${sharedTaskQueue}-host:${hostId}`;
-}

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { createTreewardenClient, TreewardenApiError, type TreewardenClient } from '../client';
-import { hostQueue } from '../domain/host';
+import { hostQueue } from '../domain/task-queue';
 import type { SimulatedHost } from '../testing/simulated-hosts';
 import { check, cleanups, say, waitFor, type Proc } from './cluster-check-support';
 

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hostQueue } from '../domain/host';
+import { hostQueue } from '../domain/task-queue';
 import { workflowId } from '../domain/ids';
 import { reapOrphans } from '../runs/orphans';
 import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family';

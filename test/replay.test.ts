@@ -1,6 +1,7 @@
 /**
  * @module Replay-safe changes: every recorded history (test/histories/, `npm run record:histories`)
- * replays against the current workflow code, and the check does catch an unpatched reordering.
+ * replays against the current workflow code, and the check does catch an unpatched reordering. The
+ * bundle every workflow sandbox loads holds the Temporal SDK and our code only.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,6 +31,22 @@ async function replay(
 }
 
 const histories = recordedHistories();
+
+/** `pkg` and every package it depends on, as installed (npm installs them flat). */
+function withDependencies(pkg: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(pkg)) return seen;
+  seen.add(pkg);
+  const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'node_modules', pkg, 'package.json'), 'utf8'));
+  for (const dependency of Object.keys(manifest.dependencies ?? {})) withDependencies(dependency, seen);
+  return seen;
+}
+
+test('the workflow bundle holds the SDK and our code only: no library reaches the sandbox through a domain import', async () => {
+  const { code } = await workflowBundle();
+  const bundled = new Set([...code.matchAll(/node_modules\/((?:@[\w.-]+\/)?[\w.-]+)\//g)].map((match) => match[1]));
+  const sdk = withDependencies('@temporalio/workflow');
+  expect([...bundled].filter((pkg) => !sdk.has(pkg))).toEqual([]);
+});
 
 test('the recordings cover every workflow type the worker serves', async () => {
   const served = Object.keys(await import('../workflows'));

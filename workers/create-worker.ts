@@ -4,7 +4,7 @@
  * processes are scheduled (domain/host.ts).
  */
 import { NativeConnection, Worker, type State, type WorkflowBundle } from '@temporalio/worker';
-import { hostQueue } from '../domain/host';
+import { hostQueue } from '../domain/task-queue';
 import { createActivities } from '../activities';
 import type { Deps } from '../runtime/deps';
 import type { Metrics } from './metrics';

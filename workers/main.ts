@@ -12,7 +12,7 @@ import { registerSearchAttributes } from '../temporal/search-attributes';
 import { createWorker, recoverWorkflows } from './create-worker';
 import { startMetricsServer } from './metrics-server';
 import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } from '../runtime/services';
-import { hostQueue } from '../domain/host';
+import { hostQueue } from '../domain/task-queue';
 import { reapOrphans } from '../runs/orphans';
 import { registerPostmortemMetrics } from '../postmortem/postmortem-metrics';
 

@@ -6,7 +6,7 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities';
-import { hostQueue } from '../domain/host';
+import { hostQueue } from '../domain/task-queue';
 
 /** The activities of one host's queue. */
 export function onHost(

@@ -1,7 +1,8 @@
 /**
  * @module Unit: host identity and host queues (domain/host.ts).
  */
-import { hostIdFrom, hostIdSchema, hostQueue } from '../../domain/host';
+import { hostIdFrom, hostIdSchema } from '../../domain/host';
+import { hostQueue } from '../../domain/task-queue';
 import { parseConfig } from '../../domain/config';
 
 describe('host identity', () => {

@@ -1,0 +1,10 @@
+/** Task queue names, imported by workflows: nothing here may pull a library into the workflow bundle. */
+
+/**
+ * The task queue only the workers of one host poll (Temporal's worker-specific task queue
+ * pattern): everything that reads or signals a run's processes is scheduled there. Prefixed by
+ * the shared queue, so deployments (and test files) sharing one namespace never cross.
+ */
+export function hostQueue(sharedTaskQueue: string, hostId: string): string {
+  return `${sharedTaskQueue}-host:${hostId}`;
+}
