@@ -1,7 +1,7 @@
 /**
  * Builds a treewarden worker: every workflow type and every activity on the shared task queue, and
  * the same activities on this host's queue, where the activities that read or signal a run's
- * processes are scheduled (domain/host.ts).
+ * processes are scheduled (domain/task-queue.ts).
  */
 import { NativeConnection, Worker, type State, type WorkflowBundle } from '@temporalio/worker';
 import { hostQueue } from '../domain/task-queue';

@@ -1,5 +1,5 @@
 /**
- * @module Unit: host identity and host queues (domain/host.ts).
+ * @module Unit: host identity (domain/host.ts) and host queues (domain/task-queue.ts).
  */
 import { hostIdFrom, hostIdSchema } from '../../domain/host';
 import { hostQueue } from '../../domain/task-queue';
