@@ -1,5 +1,6 @@
 /** Board and run tokens as stored (only their hashes): the actor a bearer secret stands for. */
-import type { Actor, WatchdogScope } from '../domain/actor';
+import type { Actor } from '../domain/actor';
+import { reviewScope } from '../domain/review-authority';
 import { AppError } from '../domain/errors';
 import { isTerminalRunStatus } from '../domain/statuses';
 import { hashToken } from '../domain/tokens';
@@ -13,27 +14,23 @@ export async function actorOfToken(deps: Deps, secret: string): Promise<Actor> {
     throw new AppError('unauthorized', 'session expired: sign in again');
   if (token.kind === 'board' && token.companyId) return { kind: 'board', companyId: token.companyId };
   if (token.kind === 'run' && token.runId && token.companyId && token.agentId) {
-    const run = await deps.db.run.findUnique({ where: { id: token.runId } });
+    const run = await deps.db.run.findUnique({ where: { id: token.runId }, include: { reviewWatchdog: true } });
     if (!run || isTerminalRunStatus(run.status))
       throw new AppError('unauthorized', 'run token expired: its run has ended');
     // an API call made with the run's token is a sign of life for the silent-run watchdog
     await deps.db.run.update({ where: { id: run.id }, data: { lastApiActivityAt: new Date() } });
-    const context = (run.context ?? {}) as { taskWatchdog?: WatchdogScope };
-    const scope = context.taskWatchdog;
+    const { reviewFingerprint } = run;
     return {
       kind: 'run',
       companyId: token.companyId,
       agentId: token.agentId,
       runId: run.id,
       issueId: run.issueId,
-      watchdog: scope
-        ? {
-            watchdogId: scope.watchdogId,
-            watchedIssueId: scope.watchedIssueId,
-            reviewIssueId: scope.reviewIssueId,
-            fingerprint: scope.fingerprint,
-          }
-        : null,
+      // authority from the server's rows only: the watchdog that woke the run, as it stands now
+      watchdog:
+        reviewFingerprint === null
+          ? null
+          : reviewScope({ ...run, reviewFingerprint }, run.reviewWatchdogId, run.reviewWatchdog),
     };
   }
   throw new AppError('unauthorized', 'invalid token');

@@ -22,7 +22,8 @@ export function deny(rule: string): never {
 /** Throws the refusal of domain/authorization.ts, if any. */
 export function permit(actor: Actor, action: Action, target: { companyId: string | null; reach?: Reach }): void {
   const decision = authorize(actor, action, { companyId: target.companyId, reach: target.reach ?? 'outside' });
-  if (!decision.allowed) throw new AppError(decision.code, decision.reason);
+  if (!decision.allowed)
+    throw new AppError(decision.code, decision.reason, 'details' in decision ? decision.details : undefined);
 }
 
 /** An action on an issue (null: a new root issue); returns the issue's reach (read only for run tokens). */

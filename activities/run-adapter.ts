@@ -11,6 +11,7 @@ import { adapterSchema } from '../domain/adapter';
 import { runEnvironment } from '../domain/run-env';
 import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } from '../domain/checkpoint';
 import { parseEndReason } from '../domain/postmortem';
+import { agentContext, parseDirective } from '../domain/run-directive';
 import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../runtime/deps';
 import { capsuleFor } from '../runs/capsule';
@@ -26,10 +27,12 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   const parsed = adapterSchema.safeParse(run.agent.adapter);
   if (!parsed.success) return { kind: 'error', error: `invalid adapter: ${parsed.error.message}` };
   const adapter = parsed.data;
-  // a run that continues or replaces earlier work gets its capsule in its context (and its file)
-  const capsule = await capsuleFor(deps, run);
-  const context = capsule ? { ...((run.context ?? {}) as object), capsule } : (run.context ?? {});
-  if (capsule) await deps.db.run.update({ where: { id: runId }, data: { context: context as object } });
+  // a run that continues or replaces earlier work gets its capsule in its directive (and its file)
+  const { directive: stored, problem } = parseDirective(run.directive);
+  if (problem) deps.log.warn({ runId, problem }, 'run directive has an unexpected shape; it is ignored');
+  const capsule = await capsuleFor(deps, run, stored);
+  const directive = capsule ? { ...stored, capsule } : stored;
+  if (capsule) await deps.db.run.update({ where: { id: runId }, data: { directive: directive as object } });
   if (adapter.type === 'noop') {
     return (await enterAdapter(deps, runId)) ? { kind: 'exited', exitCode: 0 } : { kind: 'stopped' };
   }
@@ -92,7 +95,7 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId },
     }),
   ]);
-  await writeFile(files.context, JSON.stringify(context), { mode: 0o600 });
+  await writeFile(files.context, JSON.stringify(agentContext(run.context, directive)), { mode: 0o600 });
   if (capsule) await writeFile(files.capsule, JSON.stringify(capsule), { mode: 0o600 });
   const exitCode = await command(
     adapter.command,

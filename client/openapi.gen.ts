@@ -2402,7 +2402,7 @@ export interface components {
         ErrorBody: {
             error: {
                 /** @enum {string} */
-                code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "reconciliation_required" | "unprocessable" | "payload_too_large" | "unavailable";
+                code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "reconciliation_required" | "subtree_incomplete" | "unprocessable" | "payload_too_large" | "unavailable";
                 message: string;
                 details?: unknown;
             };
@@ -2538,6 +2538,10 @@ export interface components {
             context: {
                 [key: string]: unknown;
             };
+            directive: {
+                [key: string]: unknown;
+            } | null;
+            reviewWatchdogId: string | null;
             startedAt: string | null;
             finishedAt: string | null;
             exitCode: number | null;
@@ -2776,6 +2780,10 @@ export interface components {
                 context: {
                     [key: string]: unknown;
                 };
+                directive: {
+                    [key: string]: unknown;
+                } | null;
+                reviewWatchdogId: string | null;
                 startedAt: string | null;
                 finishedAt: string | null;
                 exitCode: number | null;

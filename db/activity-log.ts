@@ -1,5 +1,5 @@
 import type { Tx } from './prisma';
-import { actorId, type Actor } from '../domain/actor';
+import { actorId, type Actor, type WatchdogScope } from '../domain/actor';
 import { recordNotification } from '../notifications/notifications';
 
 export interface ActivityEntry {
@@ -15,9 +15,18 @@ export interface ActivityEntry {
  * Append one audit record; watchdog-driven writes also carry the watchdog scope. The few records that
  * are notifiable facts (domain/notifications.ts) also record their notification, in the same transaction.
  */
+/** The five facts of a watchdog-driven write: which watchdog, watched issue, review task, run and stop. */
+const watchdogAudit = (runId: string, w: WatchdogScope) => ({
+  watchdogId: w.watchdogId,
+  watchedIssueId: w.watchedIssueId,
+  reviewIssueId: w.reviewIssueId,
+  runId,
+  fingerprint: w.fingerprint,
+});
+
 export async function logActivity(tx: Tx, entry: ActivityEntry): Promise<void> {
   const { actor } = entry;
-  const scope = actor.kind === 'run' && actor.watchdog ? { watchdog: { ...actor.watchdog, runId: actor.runId } } : {};
+  const scope = actor.kind === 'run' && actor.watchdog ? { watchdog: watchdogAudit(actor.runId, actor.watchdog) } : {};
   const record = await tx.activityLog.create({
     data: {
       companyId: entry.companyId,

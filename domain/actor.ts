@@ -1,9 +1,13 @@
-/** Who is making a request. A run actor may carry a watchdog scope from its run context. */
+/** Who is making a request. A review run's actor carries the scope of its watchdog (domain/review-authority.ts). */
 export interface WatchdogScope {
   watchdogId: string;
   watchedIssueId: string;
   reviewIssueId: string;
   fingerprint: string;
+  /** what the watchdog's last evaluation could not read: its run's writes wait until it can (seed 000) */
+  incompleteIssueIds: string[];
+  /** why the run's watchdog authority is gone (removed, reassigned), or null while it holds */
+  revoked: string | null;
 }
 
 export type Actor =

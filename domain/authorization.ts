@@ -7,7 +7,8 @@
  * - board: everything in its own company.
  * - run (plain): reads its company; writes only its own issue, that issue's subtree and its own run.
  * - run with a watchdog scope (seed 000, "Authority contract"): comments, child issues, status moves
- *   and interactions inside the watched subtree, its review task, and its own run's jobs.
+ *   and interactions inside the watched subtree, its review task, and its own run's jobs; nothing once
+ *   the scope is revoked, and only comments on its review task while the subtree is incomplete.
  * Another company's target is always "not found", so ids never leak across tenants.
  */
 import type { Actor } from './actor';
@@ -49,7 +50,10 @@ export interface Target {
   reach: Reach;
 }
 
-export type Decision = { allowed: true } | { allowed: false; code: 'forbidden' | 'not_found'; reason: string };
+export type Decision =
+  | { allowed: true }
+  | { allowed: false; code: 'forbidden' | 'not_found'; reason: string }
+  | { allowed: false; code: 'subtree_incomplete'; reason: string; details: { incompleteIssueIds: string[] } };
 
 /** What a run token may reach for an action. */
 type RunReach = 'none' | 'own' | 'scope' | 'own_or_scope';
@@ -119,8 +123,22 @@ export function authorize(actor: Actor, action: Action, target: Target): Decisio
     return { allowed: false, code: 'not_found', reason: 'not found' };
   if (actor.kind === 'board' || actor.kind === 'system') return ALLOWED;
   const watchdog = actor.watchdog !== null;
+  if (actor.watchdog?.revoked) return forbidden(`watchdog authority revoked: ${actor.watchdog.revoked}`);
   const allowed = watchdog ? rule.watchdogRun : rule.run;
-  if (allowed !== 'none' && reaches(allowed, target.reach)) return ALLOWED;
+  if (allowed !== 'none' && reaches(allowed, target.reach)) {
+    const incomplete = actor.watchdog?.incompleteIssueIds ?? [];
+    // seed 000: until the whole subtree can be read, a review may only talk on its own review task
+    if (incomplete.length > 0 && !(action === 'issue.comment' && target.reach === 'own'))
+      return {
+        allowed: false,
+        code: 'subtree_incomplete',
+        reason:
+          `watchdog authority: the watched subtree could not be read in full (${incomplete.join(', ')}); ` +
+          'only comments on the review task are allowed until it can',
+        details: { incompleteIssueIds: incomplete },
+      };
+    return ALLOWED;
+  }
   const prefix = watchdog ? 'watchdog authority' : 'run token';
   if (allowed === 'none') return forbidden(`${prefix}: ${rule.what} requires a board token`);
   return forbidden(`${prefix}: ${rule.what} is only allowed ${WHERE[allowed][watchdog ? 'watchdogRun' : 'run']}`);

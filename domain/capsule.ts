@@ -69,9 +69,9 @@ export interface StoppedLeafFacts {
   issueId: string;
   title: string;
   status: string;
-  blockerIssueIds: string[];
-  executionBlockerIds: string[];
-  pendingInteractionIds: string[];
+  blockerIssueIds: readonly string[];
+  executionBlockerIds: readonly string[];
+  pendingInteractionIds: readonly string[];
   lastRun: {
     runId: string;
     status: string;

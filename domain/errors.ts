@@ -7,6 +7,8 @@ export type ErrorCode =
   | 'conflict'
   /** a release with `wakeAgents` while a member still needs reconciliation (a 409 clients tell apart) */
   | 'reconciliation_required'
+  /** a watchdog run writing while its watchdog cannot read the whole subtree (seed 000's incompleteness gate) */
+  | 'subtree_incomplete'
   | 'unprocessable'
   | 'payload_too_large'
   | 'unavailable';
@@ -23,6 +25,7 @@ export function httpStatusOf(code: ErrorCode): number {
       return 404;
     case 'conflict':
     case 'reconciliation_required':
+    case 'subtree_incomplete':
       return 409;
     case 'unprocessable':
       return 422;

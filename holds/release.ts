@@ -148,7 +148,7 @@ async function wakeOtherMembers(
           agentId: issue.assignee.id,
           issueId: issue.id,
           reason: 'issue_tree_released',
-          context: { holdId },
+          directive: { holdId },
           idempotencyKey: `tree_release:${holdId}:${issue.id}`,
         },
         actor,

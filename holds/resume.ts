@@ -22,7 +22,7 @@ interface Decided {
   continuation: Continuation;
 }
 
-/** In the resumed run's context beside `holdId` and `interruptedRunId`. */
+/** In the resumed run's directive beside `holdId` and `interruptedRunId`. */
 interface Continuation {
   /** the checkpoint the interrupted run preserved; null when a person reconciled it instead */
   checkpoint: unknown;
@@ -182,7 +182,7 @@ async function actOn(
         agentId,
         issueId,
         reason: 'issue_tree_resumed',
-        context: { holdId: holdOfClaim, interruptedRunId, ...continuation },
+        directive: { holdId: holdOfClaim, interruptedRunId, ...continuation },
       });
       const { count } = await tx.resumeClaim.createMany({
         data: [{ interruptedRunId, holdId: holdOfClaim ?? '', wakeRequestId: wake.id }],

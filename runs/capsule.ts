@@ -13,6 +13,7 @@ import {
   type StoppedLeafFacts,
 } from '../domain/capsule';
 import { preservedCheckpoint } from '../domain/checkpoint';
+import type { DirectiveStoppedLeaf, RunDirective } from '../domain/run-directive';
 import type { Deps } from '../runtime/deps';
 import { runFiles } from './run-files';
 
@@ -21,37 +22,22 @@ const JOURNAL_LINES = 50;
 /** Bytes read from the end of a journal or output file. */
 const FILE_TAIL_BYTES = 16 * 1024;
 
-type RunForCapsule = Pick<Run, 'id' | 'issueId' | 'wakeReason' | 'context' | 'createdAt'>;
+type RunForCapsule = Pick<Run, 'id' | 'issueId' | 'wakeReason' | 'createdAt'>;
 
-/** The capsule this run gets, or null when it continues nothing. */
-export async function capsuleFor(deps: Deps, run: RunForCapsule): Promise<Capsule | null> {
-  const facts = await capsuleFacts(deps, run);
+/** The capsule this run gets, or null when it continues nothing; `directive` is the run's, as parsed. */
+export async function capsuleFor(deps: Deps, run: RunForCapsule, directive: RunDirective): Promise<Capsule | null> {
+  const facts = await capsuleFacts(deps, run, directive);
   return facts && buildCapsule(facts);
 }
 
-async function capsuleFacts(deps: Deps, run: RunForCapsule): Promise<CapsuleFacts | null> {
-  const context = (run.context ?? {}) as {
-    interruptedRunId?: unknown;
-    reconciliation?: unknown;
-    taskWatchdog?: {
-      watchdogId: string;
-      watchedIssueId: string;
-      fingerprint: string;
-      stoppedLeaves: {
-        id: string;
-        status: string;
-        blockerIds: string[];
-        executionBlockerIds: string[];
-        pendingInteractionIds: string[];
-      }[];
-    };
-  };
+async function capsuleFacts(deps: Deps, run: RunForCapsule, directive: RunDirective): Promise<CapsuleFacts | null> {
+  const review = directive.taskWatchdog;
   let kind: CapsuleKind;
   let predecessorId: string | null = null;
-  if (run.wakeReason === 'issue_tree_resumed' && typeof context.interruptedRunId === 'string') {
-    kind = context.reconciliation ? 'resume_after_reconciliation' : 'resume_after_hold';
-    predecessorId = context.interruptedRunId;
-  } else if (context.taskWatchdog) {
+  if (run.wakeReason === 'issue_tree_resumed' && directive.interruptedRunId) {
+    kind = directive.reconciliation ? 'resume_after_reconciliation' : 'resume_after_hold';
+    predecessorId = directive.interruptedRunId;
+  } else if (review) {
     kind = 'watchdog_review';
   } else {
     const previous = await deps.db.run.findFirst({
@@ -63,9 +49,7 @@ async function capsuleFacts(deps: Deps, run: RunForCapsule): Promise<CapsuleFact
     kind = 'replacement';
     predecessorId = previous.id;
   }
-  const blockerIssueIds = context.taskWatchdog
-    ? [run.issueId, ...context.taskWatchdog.stoppedLeaves.map((l) => l.id)]
-    : [run.issueId];
+  const blockerIssueIds = review ? [run.issueId, ...review.stoppedLeaves.map((l) => l.id)] : [run.issueId];
   const openBlockers = await deps.db.executionBlocker.findMany({
     where: { issueId: { in: blockerIssueIds }, status: 'active' },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
@@ -75,12 +59,12 @@ async function capsuleFacts(deps: Deps, run: RunForCapsule): Promise<CapsuleFact
     issueId: run.issueId,
     predecessor: predecessorId ? await predecessorFacts(deps, predecessorId) : null,
     openBlockers: openBlockers.map((b) => ({ id: b.id, issueId: b.issueId, cause: b.cause, nextAction: b.nextAction })),
-    review: context.taskWatchdog
+    review: review
       ? {
-          watchdogId: context.taskWatchdog.watchdogId,
-          watchedIssueId: context.taskWatchdog.watchedIssueId,
-          fingerprint: context.taskWatchdog.fingerprint,
-          stoppedLeaves: await stoppedLeafFacts(deps, context.taskWatchdog.stoppedLeaves),
+          watchdogId: review.watchdogId,
+          watchedIssueId: review.watchedIssueId,
+          fingerprint: review.fingerprint,
+          stoppedLeaves: await stoppedLeafFacts(deps, review.stoppedLeaves),
         }
       : null,
   };
@@ -127,16 +111,7 @@ async function predecessorFacts(deps: Deps, runId: string): Promise<CapsuleFacts
   };
 }
 
-async function stoppedLeafFacts(
-  deps: Deps,
-  leaves: {
-    id: string;
-    status: string;
-    blockerIds: string[];
-    executionBlockerIds: string[];
-    pendingInteractionIds: string[];
-  }[],
-): Promise<StoppedLeafFacts[]> {
+async function stoppedLeafFacts(deps: Deps, leaves: DirectiveStoppedLeaf[]): Promise<StoppedLeafFacts[]> {
   const ids = leaves.map((l) => l.id);
   const [issues, runs] = await Promise.all([
     deps.db.issue.findMany({ where: { id: { in: ids } }, select: { id: true, title: true } }),

@@ -174,6 +174,8 @@ type RunRow = Pick<
   | 'status'
   | 'wakeReason'
   | 'context'
+  | 'directive'
+  | 'reviewWatchdogId'
   | 'startedAt'
   | 'finishedAt'
   | 'exitCode'
@@ -197,6 +199,8 @@ export const presentRun = (r: RunRow, executionBlocker: PresentedBlocker | null 
   status: r.status,
   wakeReason: r.wakeReason,
   context: r.context,
+  directive: r.directive,
+  reviewWatchdogId: r.reviewWatchdogId,
   startedAt: r.startedAt,
   finishedAt: r.finishedAt,
   exitCode: r.exitCode,

@@ -1,5 +1,6 @@
 /** Wake requests: the one door through which work starts. A queued wake becomes a run. */
-import type { Tx } from '../db/prisma';
+import { Prisma, type Tx } from '../db/prisma';
+import type { RunDirective } from '../domain/run-directive';
 import { isInvokable } from '../domain/statuses';
 import type { Deps } from '../runtime/deps';
 import { activeHoldsCovering, lockCompanyScheduling } from '../issues/tree';
@@ -11,7 +12,12 @@ export interface WakeInput {
   agentId: string;
   issueId: string;
   reason: string;
+  /** the waker's data for the agent; the server never reads it back */
   context?: Record<string, unknown>;
+  /** what treewarden tells the run (domain/run-directive.ts); only server code passes it */
+  directive?: RunDirective;
+  /** a watchdog review: the watchdog and stop fingerprint whose authority the run gets */
+  review?: { watchdogId: string; fingerprint: string };
   idempotencyKey?: string | null;
 }
 
@@ -23,6 +29,9 @@ export async function createWake(tx: Tx, input: WakeInput) {
     issueId: input.issueId,
     reason: input.reason,
     context: (input.context ?? {}) as object,
+    directive: (input.directive as object | undefined) ?? Prisma.DbNull,
+    reviewWatchdogId: input.review?.watchdogId ?? null,
+    reviewFingerprint: input.review?.fingerprint ?? null,
     idempotencyKey: input.idempotencyKey ?? null,
   };
   if (!input.idempotencyKey) return { wake: await tx.wakeRequest.create({ data }), created: true };
@@ -73,6 +82,9 @@ export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string)
       wakeRequestId: current.id,
       wakeReason: current.reason,
       context: current.context as object,
+      directive: (current.directive as object | null) ?? Prisma.DbNull,
+      reviewWatchdogId: current.reviewWatchdogId,
+      reviewFingerprint: current.reviewFingerprint,
     },
   });
   await tx.wakeRequest.update({

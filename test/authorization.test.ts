@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { companyFootprint } from './support/footprint';
 
 let h: Harness;
 beforeAll(async () => {
@@ -48,32 +49,7 @@ async function liveRun(c: Company, title: string) {
 
 const row = (id: string) => h.services.db.run.findUniqueOrThrow({ where: { id } });
 
-/** Everything a refused request could have written. */
-async function footprint(companyId: string) {
-  const db = h.services.db;
-  const where = { companyId };
-  return {
-    issues: await db.issue.findMany({
-      where,
-      select: { id: true, title: true, status: true, assigneeAgentId: true },
-      orderBy: { id: 'asc' },
-    }),
-    comments: await db.comment.count({ where }),
-    wakes: await db.wakeRequest.count({ where }),
-    runs: await db.run.findMany({
-      where,
-      select: { id: true, stopRequestedAt: true, failureState: true, silentDecision: true },
-      orderBy: { id: 'asc' },
-    }),
-    jobs: await db.job.count({ where }),
-    evidence: await db.gateEvidence.count({ where: { run: { companyId } } }),
-    interactions: await db.interaction.findMany({ where, select: { id: true, status: true }, orderBy: { id: 'asc' } }),
-    holds: await db.treeHold.count({ where }),
-    watchdogs: await db.watchdog.count({ where }),
-    agents: await db.agent.findMany({ where, select: { id: true, name: true, status: true }, orderBy: { id: 'asc' } }),
-    activity: await db.activityLog.count({ where }),
-  };
-}
+const footprint = (companyId: string) => companyFootprint(h.services.db, companyId);
 
 async function stopAll(c: Company, runIds: string[]) {
   for (const id of runIds) await h.request('POST', `/api/runs/${id}/stop`, c.token);

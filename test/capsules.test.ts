@@ -25,14 +25,14 @@ const WORKS_UNTIL_STOPPED = script(
   'echo "editing src/a.ts" >> "$TREEWARDEN_JOURNAL_FILE"; echo "started"; sleep 600 & wait',
 );
 
-/** The capsule as the run saw it (its file, printed), checked against its recorded context. */
+/** The capsule as the run saw it (its file, printed), checked against its recorded directive. */
 async function capsuleOf(runId: string) {
   const run = await settled(h, runId);
   expect(run.status).toBe('succeeded');
   const printed = readFileSync(runFiles(runId, null).output, 'utf8');
   expect(Buffer.byteLength(printed)).toBeLessThanOrEqual(CAPSULE_MAX_BYTES);
   const capsule = JSON.parse(printed);
-  expect((run.context as { capsule?: unknown }).capsule).toEqual(capsule);
+  expect((run.directive as { capsule?: unknown }).capsule).toEqual(capsule);
   return capsule;
 }
 
@@ -136,7 +136,7 @@ test("the watchdog's review run gets the stopped leaves with their last runs", a
     h.services.db.run.findFirst({ where: { agentId: watcher.id } }),
   );
   await settled(h, review.id);
-  const { capsule } = (await h.services.db.run.findUniqueOrThrow({ where: { id: review.id } })).context as {
+  const { capsule } = (await h.services.db.run.findUniqueOrThrow({ where: { id: review.id } })).directive as {
     capsule: any;
   };
   expect(capsule).toMatchObject({ kind: 'watchdog_review', previousRun: null, review: { watchedIssueId: root.id } });

@@ -135,17 +135,21 @@ test('a running agent that checkpoints on SIGTERM is preserved and resumes exact
   expect(first.body.skipped).toEqual([]);
   expect(first.body.resumed).toEqual([{ issueId: child.id, runId: expect.any(String) }]);
   const resumed = await theOnlyResume(child.id);
-  const context = { holdId: hold.id, interruptedRunId: runId, checkpoint: { resumable: true, session: `s-${runId}` } };
+  const directive = {
+    holdId: hold.id,
+    interruptedRunId: runId,
+    checkpoint: { resumable: true, session: `s-${runId}` },
+  };
   // plus its recovery capsule (test/capsules.test.ts)
   const capsule = expect.objectContaining({
     kind: 'resume_after_hold',
     previousRun: expect.objectContaining({ runId }),
   });
-  expect((await h.services.db.run.findUniqueOrThrow({ where: { id: resumed.id } })).context).toEqual({
-    ...context,
-    capsule,
-  });
-  expect(contextSeenBy(resumed.id)).toEqual({ ...context, capsule });
+  // server-written, apart from the waker's (empty) context
+  const row = await h.services.db.run.findUniqueOrThrow({ where: { id: resumed.id } });
+  expect(row.directive).toEqual({ ...directive, capsule });
+  expect(row.context).toEqual({});
+  expect(contextSeenBy(resumed.id)).toEqual({ ...directive, capsule });
 
   expect((await release(c.token, parent.id, hold.id)).status).toBe(409);
   expect(await resumedRuns(child.id)).toHaveLength(1);
@@ -395,9 +399,9 @@ test('a stranded subtree wakes its watchdog once for the stop with the blocker; 
       where: { idempotencyKey: { startsWith: `task_watchdog:${watchdog.id}:` } },
       orderBy: { createdAt: 'asc' },
     });
-  const childLeafOf = (wake: { context: unknown }) =>
+  const childLeafOf = (wake: { directive: unknown }) =>
     (
-      wake.context as { taskWatchdog: { stoppedLeaves: { id: string; executionBlockerIds: string[] }[] } }
+      wake.directive as { taskWatchdog: { stoppedLeaves: { id: string; executionBlockerIds: string[] }[] } }
     ).taskWatchdog.stoppedLeaves.find((l) => l.id === child.id);
 
   const runId = await wakeMidCommand(c.token, child.id);

@@ -17,6 +17,22 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** What seed 000 ("What the watchdog agent does") says the default mandate tells the agent, point by point. */
+const SEED_000_MANDATE = [
+  /every stopped leaf as a claim/i,
+  /"I could not" or "waiting for approval" is not automatically valid/,
+  /genuinely complete leaves alone, with a short note/i,
+  /reopen it, reassign it, comment actionable instructions, create a follow-up child inside the watched subtree/,
+  /resolve an interaction the ordinary audience permits/,
+  /names the unblock owner and the next action/,
+  /inside the watched subtree/,
+  /never impersonate formal approvals, accept spend or hiring decisions/,
+  /use an interaction response as downstream authority/,
+  /bypass execution-policy stages/,
+  /never create another watchdog, never wake yourself/i,
+  /narrow this mandate or veto shortcuts, never widen it/,
+];
+
 const watchdogWakes = (watchdogId: string) =>
   h.services.db.wakeRequest.findMany({
     where: { reason: 'task_watchdog_stopped_subtree', idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } },
@@ -135,7 +151,7 @@ describe('evaluation', () => {
       where: { originKind: 'task_watchdog', originId: root.id },
     });
     expect(review).toMatchObject({ parentId: root.id, assigneeAgentId: watcher.id });
-    const context = wakes[0].context as {
+    const directive = wakes[0].directive as {
       taskWatchdog: {
         fingerprint: string;
         stoppedLeaves: { id: string }[];
@@ -143,9 +159,14 @@ describe('evaluation', () => {
         capabilities: { watchedRootIssueId: string };
       };
     };
-    expect(context.taskWatchdog.stoppedLeaves.map((l) => l.id)).toEqual([leaf.id]);
-    expect(context.taskWatchdog.capabilities.watchedRootIssueId).toBe(root.id);
-    expect(context.taskWatchdog.mandate).toContain('claim');
+    expect(directive.taskWatchdog.stoppedLeaves.map((l) => l.id)).toEqual([leaf.id]);
+    expect(directive.taskWatchdog.capabilities.watchedRootIssueId).toBe(root.id);
+    // each point of seed 000's default mandate, in its own words
+    for (const point of SEED_000_MANDATE) expect(directive.taskWatchdog.mandate).toMatch(point);
+    expect(wakes[0]).toMatchObject({
+      reviewWatchdogId: watchdog.id,
+      reviewFingerprint: directive.taskWatchdog.fingerprint,
+    });
 
     // timestamps-only writes: comments and a no-op PATCH
     const before = await watchdogState(root.id);
@@ -507,9 +528,20 @@ describe('authority contract', () => {
     const audit = await h.services.db.activityLog.findFirstOrThrow({
       where: { action: 'issue.comment_added', entityId: leaf.id },
     });
-    expect(audit.details).toMatchObject({
-      watchdog: { watchdogId: watchdog.id, watchedIssueId: root.id, runId: runs[0].id },
+    // the five facts of a watchdog-driven write, each from the server's rows
+    const review = await h.services.db.issue.findFirstOrThrow({
+      where: { originKind: 'task_watchdog', originId: root.id },
     });
+    const [wake] = await watchdogWakes(watchdog.id);
+    expect(wake.runId).toBe(runs[0].id);
+    expect((audit.details as { watchdog: unknown }).watchdog).toEqual({
+      watchdogId: watchdog.id,
+      watchedIssueId: root.id,
+      reviewIssueId: review.id,
+      runId: runs[0].id,
+      fingerprint: wake.reviewFingerprint,
+    });
+    expect(wake.reviewFingerprint).toEqual(expect.any(String));
     await h.request('POST', `/api/runs/${runs[0].id}/stop`, c.token);
   });
 });

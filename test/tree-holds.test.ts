@@ -83,6 +83,8 @@ async function interruptedChild() {
   const runId = await wakeRunning(c.token, child.id);
   const hold = await pause(c.token, parent.id);
   await settled(runId);
+  // its workflow's end: the settlement's own resume check (a release during the stop) is done, not still racing
+  await h.services.client.workflow.getHandle(workflowId.agentRun(runId)).result();
   return { c, parent, child, runId, hold };
 }
 
@@ -124,7 +126,7 @@ test('a run paused in preparation resumes exactly once; a second release is 409'
   expect(resumed).toMatchObject({
     status: 'succeeded',
     wakeReason: 'issue_tree_resumed',
-    context: { holdId: hold.id, interruptedRunId: runId },
+    directive: { holdId: hold.id, interruptedRunId: runId },
   });
   const second = await release(c.token, parent.id, hold.id);
   expect(second.status).toBe(409);

@@ -146,9 +146,7 @@ test('a burst of material changes during a live review run gives exactly one fur
   const wakes = await watchdogWakes(watchdogId);
   expect(wakes).toHaveLength(2);
   expect(await h.services.db.run.count({ where: { issueId: reviewIssueId } })).toBe(2);
-  expect((wakes[1].context as { taskWatchdog: { fingerprint: string } }).taskWatchdog.fingerprint).toBe(
-    deferred.fingerprint,
-  );
+  expect(wakes[1].reviewFingerprint).toBe(deferred.fingerprint);
   const row = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdogId } });
   expect(row.lastReviewedFingerprint).toBe(deferred.fingerprint);
   expect(settled.lastEvaluation?.fingerprint).toBe(deferred.fingerprint);

@@ -157,7 +157,7 @@ async function triggerReview(deps: Deps, watchdogId: string, result: Classificat
     // Under the watchdog's lock, so no two evaluations can both see "no review live".
     if (await reviewRunLive(tx, watchdog.reviewIssueId)) return null;
     const reviewIssue = await ensureReviewIssue(tx, watchdog);
-    const context = {
+    const directive = {
       taskWatchdog: {
         watchdogId,
         watchedIssueId: watchdog.issueId,
@@ -180,7 +180,8 @@ async function triggerReview(deps: Deps, watchdogId: string, result: Classificat
       agentId: watchdog.agentId,
       issueId: reviewIssue.id,
       reason: 'task_watchdog_stopped_subtree',
-      context,
+      directive,
+      review: { watchdogId, fingerprint },
       idempotencyKey: `task_watchdog:${watchdogId}:${fingerprint}`,
     });
     if (wake.created) {

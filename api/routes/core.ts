@@ -5,7 +5,8 @@ import { adapterSchema } from '../../domain/adapter';
 import { AppError, notFound } from '../../domain/errors';
 import { uuidSchema } from '../../domain/ids';
 import { AGENT_STATUSES } from '../../domain/statuses';
-import { jsonRecord, safeString } from '../../domain/safe-input';
+import { callerContext, callerWakeReason } from '../../domain/run-directive';
+import { safeString } from '../../domain/safe-input';
 import { permit } from '../../access/authority';
 import { createAgent, createCompany, listAgents, updateAgent } from '../../access/agents';
 import type { Deps } from '../../runtime/deps';
@@ -45,8 +46,8 @@ const updateIssueBody = z
 const wakeBody = z
   .object({
     idempotencyKey: safeString().min(1).max(200).optional(),
-    reason: safeString().min(1).max(100).optional(),
-    context: jsonRecord().optional(),
+    reason: callerWakeReason().optional(),
+    context: callerContext().optional(),
   })
   .strict();
 const agentBody = z

@@ -1,6 +1,7 @@
 /** Watchdog configuration and issue interactions (the waiting paths a watchdog must see). */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { Actor } from '../../domain/actor';
 import { AppError } from '../../domain/errors';
 import { uuidSchema } from '../../domain/ids';
 import { jsonRecord, safeString } from '../../domain/safe-input';
@@ -9,6 +10,7 @@ import type { Deps } from '../../runtime/deps';
 import { issueInCompany } from '../../issues/issues';
 import { notifySubtreeChanged } from '../../watchdogs/notify';
 import { activeWatchdogOf, putWatchdog, removeWatchdog } from '../../watchdogs/configuration';
+import { stopRevokedReviewRuns } from '../../watchdogs/review-runs';
 import { openInteraction, resolveInteraction } from '../../interactions/interactions';
 import type { ZodTypeProvider } from '../openapi';
 import { answers, Interaction, Watchdog } from '../schemas';
@@ -59,6 +61,12 @@ const resolveInteractionBody = z
   .object({ resolution: jsonRecord().optional(), status: z.enum(['resolved', 'cancelled']).default('resolved') })
   .strict();
 
+/** The tokens of revoked review runs are refused from the commit on; a failed stop is logged, not the request's. */
+const stopReviewRunsAfter = (deps: Deps, watchdogId: string, actor: Actor) =>
+  stopRevokedReviewRuns(deps, watchdogId, actor).catch((error: unknown) =>
+    deps.log.warn({ err: error, watchdogId }, 'revoked review runs could not be stopped; their tokens are refused'),
+  );
+
 export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
@@ -97,6 +105,7 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
       const body = request.body;
       const issue = await issueInCompany(deps.db, actor, issueId);
       const { watchdog, created } = await putWatchdog(deps, issue, body, actor);
+      if (!created) await stopReviewRunsAfter(deps, watchdog.id, actor);
       await notifySubtreeChanged(deps, [issueId], created ? 'watchdog_created' : 'watchdog_updated');
       return reply.status(created ? 201 : 200).send(presentWatchdog(watchdog));
     },
@@ -118,6 +127,7 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
       const issue = await issueInCompany(deps.db, actor, issueId);
       const removed = await removeWatchdog(deps, issue, actor);
       if (!removed) throw new AppError('not_found', 'this issue has no active watchdog');
+      await stopReviewRunsAfter(deps, removed.id, actor);
       await deps.orchestrator
         .watchdogRemoved(issueId, removed.id)
         .catch((error: unknown) =>

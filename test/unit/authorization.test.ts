@@ -19,7 +19,14 @@ const ACTORS: Record<'admin' | 'board' | 'run' | 'watchdog run', Actor> = {
     agentId: 'watcher',
     runId: 'review-run',
     issueId: 'review-task',
-    watchdog: { watchdogId: 'w', watchedIssueId: 'root', reviewIssueId: 'review-task', fingerprint: 'f' },
+    watchdog: {
+      watchdogId: 'w',
+      watchedIssueId: 'root',
+      reviewIssueId: 'review-task',
+      fingerprint: 'f',
+      incompleteIssueIds: [],
+      revoked: null,
+    },
   },
 };
 
@@ -103,4 +110,41 @@ test('every action has an expectation, and stopping is a board action for every 
       expect(decision).toMatchObject({ allowed: false, code: 'forbidden' });
     }
   }
+});
+
+const watchdogRun = ACTORS['watchdog run'] as Extract<Actor, { kind: 'run' }>;
+const withScope = (change: Partial<NonNullable<typeof watchdogRun.watchdog>>): Actor => ({
+  ...watchdogRun,
+  watchdog: { ...watchdogRun.watchdog!, ...change },
+});
+
+test('a revoked watchdog run may do nothing at all, each refusal naming why', () => {
+  const revoked = withScope({ revoked: 'its watchdog was removed' });
+  for (const action of ACTIONS)
+    for (const reach of ['own', 'scope', 'outside'] as Reach[]) {
+      const decision = authorize(revoked, action, { companyId: ADMIN_ONLY.includes(action) ? null : COMPANY, reach });
+      expect(decision).toMatchObject({ allowed: false, code: 'forbidden' });
+      if (!ADMIN_ONLY.includes(action) && !decision.allowed)
+        expect(decision.reason).toBe('watchdog authority revoked: its watchdog was removed');
+    }
+});
+
+test('while the watched subtree is incomplete, a watchdog run may only comment on its review task', () => {
+  const incomplete = withScope({ incompleteIssueIds: ['deep-1', 'deep-2'] });
+  for (const action of ACTIONS)
+    for (const reach of ['own', 'scope', 'outside'] as Reach[]) {
+      const decision = authorize(incomplete, action, {
+        companyId: ADMIN_ONLY.includes(action) ? null : COMPANY,
+        reach,
+      });
+      const complete = expected('watchdog run', action, reach, true);
+      if (complete !== 'allowed') expect(decision).toMatchObject({ allowed: false, code: complete });
+      else if (action === 'issue.comment' && reach === 'own') expect(decision).toEqual({ allowed: true });
+      else
+        expect(decision).toMatchObject({
+          allowed: false,
+          code: 'subtree_incomplete',
+          details: { incompleteIssueIds: ['deep-1', 'deep-2'] },
+        });
+    }
 });
