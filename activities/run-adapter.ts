@@ -17,7 +17,8 @@ import type { Deps } from '../runtime/deps';
 import { capsuleFor } from '../runs/capsule';
 import { assertOwningHost } from '../runs/host-stops';
 import { runFiles, type RunFiles } from '../runs/run-files';
-import { enterAdapter, type RunOutcome } from '../runs/runs';
+import { capOutputFile } from '../runs/output-file';
+import { enterAdapter, requestStop, type RunOutcome } from '../runs/runs';
 import { recordStopResult, superviseTick, type CpuSample } from '../runs/supervision';
 import { verifiedStop, type StopResult } from '../runs/process-table';
 import { outputTail, runSupervised } from './supervised-process';
@@ -59,9 +60,15 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   const envWith = (extra: Record<string, string>) =>
     runEnvironment(process.env, deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH, adapter.env, { ...runValues, ...extra });
   let lastCpu: CpuSample = { ticks: -1, at: null };
+  const overdue = overdueStop(deps, run);
   const tick = {
     everyMs: deps.config.TREEWARDEN_SUPERVISE_EVERY_MS,
-    run: async () => void (lastCpu = await superviseTick(deps, runId, files, lastCpu)),
+    run: async () => {
+      lastCpu = await superviseTick(deps, runId, files, lastCpu);
+      const dropped = capOutputFile(files.output, deps.config.TREEWARDEN_RUN_OUTPUT_MAX_BYTES);
+      if (dropped > 0) deps.log.info({ runId, dropped }, 'run output over its cap: the oldest part was dropped');
+      await overdue();
+    },
   };
   const command = (command: string, args: string[], env: Record<string, string>) =>
     runSupervised({
@@ -117,6 +124,25 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   return exitCode === 0
     ? { kind: 'exited', exitCode, ...reported }
     : { kind: 'exited', exitCode, outputTail: outputTail(files.output), ...reported };
+}
+
+/**
+ * Past TREEWARDEN_RUN_MAX_MS after its start, the run is stopped like any other (a verified stop), once, under its
+ * own stop kind; a stop already requested (an operator's, a hold's) keeps its kind.
+ */
+function overdueStop(deps: Deps, run: { id: string; companyId: string; startedAt: Date | null }) {
+  const maxMs = deps.config.TREEWARDEN_RUN_MAX_MS;
+  let requested = false;
+  return async () => {
+    if (requested || maxMs === undefined || !run.startedAt || Date.now() < run.startedAt.getTime() + maxMs) return;
+    const { stopRequestedAt } = await deps.db.run.findUniqueOrThrow({ where: { id: run.id } });
+    if (!stopRequestedAt) {
+      deps.log.warn({ runId: run.id, maxMs }, 'run outlived TREEWARDEN_RUN_MAX_MS: stopping it');
+      await requestStop(deps, run.id, { kind: 'max_duration', actor: { kind: 'system', companyId: run.companyId } });
+    }
+    // only once it is requested: a failed attempt (a database or Temporal blip) is tried again at the next tick
+    requested = true;
+  };
 }
 
 /**

@@ -4,7 +4,8 @@
  */
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
+import { readFileTail } from '../runs/output-file';
 import { OWNER_TOKEN_ENV, ownedProcesses, signalAll } from '../runs/process-table';
 
 const HEARTBEAT_EVERY_MS = 1_000;
@@ -92,12 +93,5 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   }
 }
 
-/** The last lines of an output file, for the automatic inspection of a failed run. */
-export function outputTail(file: string, maxBytes = 4_000): string {
-  try {
-    const text = readFileSync(file, 'utf8');
-    return text.slice(-maxBytes);
-  } catch {
-    return '';
-  }
-}
+/** The end of an output file, for the automatic inspection of a failed run. */
+export const outputTail = (file: string, maxBytes = 4_000): string => readFileTail(file, maxBytes) ?? '';

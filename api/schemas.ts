@@ -170,7 +170,7 @@ export const Run = named(
     finishedAt: timestamp.nullable(),
     exitCode: z.number().nullable(),
     error: z.string().nullable(),
-    stopKind: z.enum(['operator_hold', 'operator_stop', 'worker_lost']).nullable(),
+    stopKind: z.enum(['operator_hold', 'operator_stop', 'worker_lost', 'max_duration']).nullable(),
     stoppedByHoldId: uuid.nullable(),
     createdAt: timestamp,
     stopResult: StopResult.nullable(),

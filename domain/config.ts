@@ -49,6 +49,14 @@ const schema = z.object({
   TREEWARDEN_SHUTDOWN_GRACE_MS: duration.default(30_000),
   /** how often a running run renews its lease and is checked for silence */
   TREEWARDEN_SUPERVISE_EVERY_MS: duration.default(15_000),
+  /** a run still running this long after it started is stopped (stop kind `max_duration`); unset: no limit */
+  TREEWARDEN_RUN_MAX_MS: duration.optional(),
+  /** a run's output.log past this keeps its newest half behind a marker line */
+  TREEWARDEN_RUN_OUTPUT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(4096)
+    .default(64 * 1024 * 1024),
   TREEWARDEN_SILENT_SUSPICIOUS_MS: duration.default(5 * 60_000),
   TREEWARDEN_SILENT_CRITICAL_MS: duration.default(15 * 60_000),
   TREEWARDEN_SILENT_CONTINUE_REARM_MS: duration.default(30 * 60_000),

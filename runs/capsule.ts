@@ -3,7 +3,6 @@
  * capsule (domain/capsule.ts). Files of the earlier run (journal, output) are read only when they are
  * on this host; the recorded facts come from the database.
  */
-import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
 import type { Run } from '../generated/prisma/client';
 import {
   buildCapsule,
@@ -15,6 +14,7 @@ import {
 import { preservedCheckpoint } from '../domain/checkpoint';
 import type { DirectiveStoppedLeaf, RunDirective } from '../domain/run-directive';
 import type { Deps } from '../runtime/deps';
+import { readFileTail } from './output-file';
 import { runFiles } from './run-files';
 
 /** Journal lines looked at; the capsule keeps the newest that fit. */
@@ -97,7 +97,7 @@ async function predecessorFacts(deps: Deps, runId: string): Promise<CapsuleFacts
     finishedAt: p.finishedAt?.toISOString() ?? null,
     journal: onThisHost ? lastLines(files.journal, JOURNAL_LINES) : p.hostId === null ? [] : null,
     checkpoint: preservedCheckpoint(p.stopResult),
-    outputTail: inspection?.outputTail ?? (onThisHost ? fileTail(files.output) : null),
+    outputTail: inspection?.outputTail ?? (onThisHost ? readFileTail(files.output, FILE_TAIL_BYTES) : null),
     jobs: p.jobs.map((j) => ({
       id: j.id,
       kind: j.kind,
@@ -150,26 +150,8 @@ async function stoppedLeafFacts(deps: Deps, leaves: DirectiveStoppedLeaf[]): Pro
   );
 }
 
-function fileTail(file: string): string | null {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const length = Math.min(size, FILE_TAIL_BYTES);
-    const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, size - length);
-    return buffer.toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function lastLines(file: string, n: number): string[] {
-  const text = fileTail(file);
+  const text = readFileTail(file, FILE_TAIL_BYTES);
   if (text === null) return [];
   return text
     .split('\n')

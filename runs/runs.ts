@@ -55,7 +55,9 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
           ? 'succeeded'
           : 'failed'
         : outcome.kind === 'stopped'
-          ? 'cancelled'
+          ? run.stopKind === 'max_duration'
+            ? 'timed_out'
+            : 'cancelled'
           : 'failed';
     await tx.run.update({
       where: { id: runId },
@@ -124,7 +126,8 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
   return settled.status;
 }
 
-export type StopKind = 'operator_stop' | 'operator_hold';
+/** `max_duration`: the run outlived TREEWARDEN_RUN_MAX_MS and settles `timed_out` */
+export type StopKind = 'operator_stop' | 'operator_hold' | 'max_duration';
 
 /**
  * Records a stop request on a live run and cancels its workflow. A queued run is settled at

@@ -11,11 +11,13 @@ import type { RunStatus } from '../domain/statuses';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, failureMessage, type RunWorkflowInput } from './definitions';
 import { bookkeeping, settle, stopAndSettle } from './stop-and-settle';
 
-// The agent itself: long, never retried (re-running an agent is not idempotent); the heartbeat
-// timeout notices a dead worker within seconds, and cancellation (the stop) arrives through it.
+// The agent itself: never retried (re-running an agent is not idempotent); the heartbeat timeout notices a dead
+// worker within seconds, and cancellation (the stop) arrives through it. No cap on its length: a run lives as long
+// as its agent does (TREEWARDEN_RUN_MAX_MS is the optional limit, applied by the supervisor); the SDK needs some
+// start-to-close timeout, and ten years is none.
 const adapterActivities = (heartbeatTimeoutMs: number) =>
   proxyActivities<Activities>({
-    startToCloseTimeout: '24 hours',
+    startToCloseTimeout: '3650 days',
     heartbeatTimeout: heartbeatTimeoutMs,
     retry: { maximumAttempts: 1 },
   });
