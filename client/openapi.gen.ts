@@ -2613,6 +2613,33 @@ export interface components {
             createdAt: string;
             resolvedAt: string | null;
         };
+        CreatedCompany: {
+            id: string;
+            name: string;
+            boardToken: string;
+        };
+        RunStop: {
+            runId: string;
+            /** @enum {string} */
+            state: "verified" | "pending" | "partial" | "host_lost" | "ended";
+            verdict: string | null;
+            survivors: {
+                pid: number;
+                pgid: number;
+                command: string;
+            }[];
+            writersAlive: number;
+        };
+        HoldSurvivors: {
+            runId: string;
+            issueId: string;
+            processes: {
+                pid: number;
+                pgid: number;
+                command: string;
+            }[];
+            writersAlive: number;
+        };
         TreeHold: {
             id: string;
             companyId: string;
@@ -2641,6 +2668,7 @@ export interface components {
             activeRunStatus: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out" | null;
             interruptedRunId: string | null;
             executionBlocker: components["schemas"]["ExecutionBlocker"] | null;
+            stop: components["schemas"]["RunStop"] | null;
         };
         TreeHoldWithMembers: {
             id: string;
@@ -2656,6 +2684,9 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             createdAt: string;
+            /** @enum {string} */
+            stopState: "verified" | "pending" | "partial" | "host_lost";
+            survivors: components["schemas"]["HoldSurvivors"][];
             members: components["schemas"]["TreeHoldMember"][];
         };
         ResumeTreeResult: {
@@ -2687,11 +2718,6 @@ export interface components {
                 message: string;
             }[];
             hold: components["schemas"]["TreeHoldWithMembers"];
-        };
-        CreatedCompany: {
-            id: string;
-            name: string;
-            boardToken: string;
         };
         ProcessView: {
             pid: number;
