@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { adapterSchema } from '../domain/adapter';
 import type { ErrorCode } from '../domain/errors';
-import { resumeReportSchema } from '../domain/resume-report';
 import { AGENT_STATUSES, ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
 import { VERDICT_ACTIONS, type Verdict as VerdictName } from '../domain/supervision';
 
@@ -24,7 +23,7 @@ export const timestamp = z.preprocess(
 );
 export const uuid = z.string().meta({ format: 'uuid' });
 /** a JSON object stored as the client sent it, or as a workflow reported it */
-const jsonObject = z.record(z.string(), z.unknown());
+export const jsonObject = z.record(z.string(), z.unknown());
 
 const ERROR_CODES = [
   'bad_request',
@@ -236,50 +235,6 @@ export const Interaction = named(
     createdAt: timestamp,
     resolvedAt: timestamp.nullable(),
   }),
-);
-
-export const TreeHold = named(
-  'TreeHold',
-  z.object({
-    id: uuid,
-    companyId: uuid,
-    rootIssueId: uuid,
-    mode: z.string(),
-    status: z.enum(['active', 'released']),
-    reason: z.string().nullable(),
-    appliedAt: timestamp.nullable(),
-    releasedAt: timestamp.nullable(),
-    releaseResult: jsonObject.nullable().meta({
-      description: '`{ releaseId, wakeAgents, resumed?, skipped?, wakeFailures? }` once released',
-    }),
-    createdAt: timestamp,
-  }),
-);
-export const TreeHoldMember = named(
-  'TreeHoldMember',
-  z.object({
-    id: uuid,
-    holdId: uuid,
-    issueId: uuid,
-    depth: z.number(),
-    issueStatus: z.enum(ISSUE_STATUSES),
-    assigneeAgentId: uuid.nullable(),
-    activeRunId: uuid.nullable(),
-    activeRunStatus: z.enum(RUN_STATUSES).nullable(),
-    interruptedRunId: uuid.nullable().meta({ description: 'the run this hold interrupted (owes a resume on release)' }),
-    executionBlocker: ExecutionBlocker.nullable(),
-  }),
-);
-export const TreeHoldWithMembers = named('TreeHoldWithMembers', TreeHold.extend({ members: z.array(TreeHoldMember) }));
-/** What a release did: the runs it resumed, the members it skipped (and why), the wakes that failed. */
-export const ReleaseReport = resumeReportSchema;
-export const ResumeTreeResult = named(
-  'ResumeTreeResult',
-  ReleaseReport.extend({ holds: z.array(TreeHoldWithMembers) }),
-);
-export const ReleaseTreeHoldResult = named(
-  'ReleaseTreeHoldResult',
-  ReleaseReport.extend({ hold: TreeHoldWithMembers }),
 );
 
 export const CreatedCompany = named(

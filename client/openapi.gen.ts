@@ -2547,7 +2547,7 @@ export interface components {
             exitCode: number | null;
             error: string | null;
             /** @enum {string|null} */
-            stopKind: "operator_hold" | "operator_stop" | "worker_lost" | null;
+            stopKind: "operator_hold" | "operator_stop" | "worker_lost" | "max_duration" | null;
             stoppedByHoldId: string | null;
             createdAt: string;
             stopResult: components["schemas"]["StopResult"] | null;
@@ -2617,6 +2617,33 @@ export interface components {
             createdAt: string;
             resolvedAt: string | null;
         };
+        CreatedCompany: {
+            id: string;
+            name: string;
+            boardToken: string;
+        };
+        RunStop: {
+            runId: string;
+            /** @enum {string} */
+            state: "verified" | "pending" | "partial" | "host_lost" | "ended";
+            verdict: string | null;
+            survivors: {
+                pid: number;
+                pgid: number;
+                command: string;
+            }[];
+            writersAlive: number;
+        };
+        HoldSurvivors: {
+            runId: string;
+            issueId: string;
+            processes: {
+                pid: number;
+                pgid: number;
+                command: string;
+            }[];
+            writersAlive: number;
+        };
         TreeHold: {
             id: string;
             companyId: string;
@@ -2645,6 +2672,7 @@ export interface components {
             activeRunStatus: "queued" | "running" | "scheduled_retry" | "succeeded" | "failed" | "cancelled" | "timed_out" | null;
             interruptedRunId: string | null;
             executionBlocker: components["schemas"]["ExecutionBlocker"] | null;
+            stop: components["schemas"]["RunStop"] | null;
         };
         TreeHoldWithMembers: {
             id: string;
@@ -2660,6 +2688,9 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             createdAt: string;
+            /** @enum {string} */
+            stopState: "verified" | "pending" | "partial" | "host_lost";
+            survivors: components["schemas"]["HoldSurvivors"][];
             members: components["schemas"]["TreeHoldMember"][];
         };
         ResumeTreeResult: {
@@ -2691,11 +2722,6 @@ export interface components {
                 message: string;
             }[];
             hold: components["schemas"]["TreeHoldWithMembers"];
-        };
-        CreatedCompany: {
-            id: string;
-            name: string;
-            boardToken: string;
         };
         ProcessView: {
             pid: number;
@@ -2789,7 +2815,7 @@ export interface components {
                 exitCode: number | null;
                 error: string | null;
                 /** @enum {string|null} */
-                stopKind: "operator_hold" | "operator_stop" | "worker_lost" | null;
+                stopKind: "operator_hold" | "operator_stop" | "worker_lost" | "max_duration" | null;
                 stoppedByHoldId: string | null;
                 createdAt: string;
                 stopResult: components["schemas"]["StopResult"] | null;

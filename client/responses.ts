@@ -57,6 +57,11 @@ export type InteractionAudience = Interaction['audience'];
 export type TreeHold = Schemas['TreeHold'];
 export type TreeHoldMember = Schemas['TreeHoldMember'];
 export type TreeHoldWithMembers = Schemas['TreeHoldWithMembers'];
+/** `stopState`: `verified` once every run the pause stopped is proven gone; until then its `survivors`. */
+export type HoldStopState = TreeHoldWithMembers['stopState'];
+export type HoldSurvivors = Schemas['HoldSurvivors'];
+/** A member's `stop`: whether the stop of the run the hold interrupted is verified. */
+export type RunStop = Schemas['RunStop'];
 /** `resumeTree`: every active hold rooted inside the subtree, released. */
 export type ResumeTreeResult = Schemas['ResumeTreeResult'];
 export type ReleaseTreeHoldResult = Schemas['ReleaseTreeHoldResult'];

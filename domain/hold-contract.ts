@@ -5,6 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ExecutionBlocker, TreeHold, TreeHoldMember } from '../generated/prisma/client';
 import type { Actor } from './actor';
+import type { HoldStops, RunStop } from './hold-stops';
 import type { ResumeReport } from './resume-report';
 
 export interface PauseApplied {
@@ -28,10 +29,14 @@ export interface ReleaseArgs {
 type MemberBlocker = Pick<ExecutionBlocker, 'id' | 'runId' | 'cause' | 'nextAction' | 'createdAt' | 'resolvedAt'> &
   Pick<ExecutionBlocker, 'resolution' | 'note'> & { status: string };
 
-/** A hold with its member snapshot; each member names the execution blocker its interrupted run left, if any. */
-export type HoldWithMembers = TreeHold & {
-  members: (TreeHoldMember & { executionBlocker: MemberBlocker | null })[];
-};
+/**
+ * A hold with its member snapshot; each member names the execution blocker its interrupted run left, if any,
+ * and that run's stop (verified or not); the hold's stop state and survivors sum them up (domain/hold-stops.ts).
+ */
+export type HoldWithMembers = TreeHold &
+  HoldStops & {
+    members: (TreeHoldMember & { executionBlocker: MemberBlocker | null; stop: RunStop | null })[];
+  };
 
 /**
  * A release's answer to its caller: the workflow's report and the hold as released, read once

@@ -1,6 +1,10 @@
-/** Reading tree holds: one hold with its members (and their execution blockers), scoped to a company. */
+/**
+ * Reading tree holds: one hold with its members (their execution blockers, whether each interrupted run's stop
+ * is verified) and its stop state, scoped to a company.
+ */
 import { notFound } from '../domain/errors';
 import type { HoldWithMembers } from '../domain/hold-contract';
+import { holdStopsOf, runStopOf } from '../domain/hold-stops';
 import type { Deps } from '../runtime/deps';
 import { blockersByRun } from '../runs/execution-blockers';
 
@@ -8,17 +12,24 @@ async function findHoldWithMembers(deps: Deps, holdId: string): Promise<HoldWith
   const members = { orderBy: [{ depth: 'asc' as const }, { issueId: 'asc' as const }] };
   const hold = await deps.db.treeHold.findUnique({ where: { id: holdId }, include: { members } });
   if (!hold) return null;
-  const blockers = await blockersByRun(
-    deps.db,
-    hold.members.map((m) => m.interruptedRunId),
-  );
-  return {
-    ...hold,
-    members: hold.members.map((m) => ({
+  const runIds = hold.members.flatMap((m) => (m.interruptedRunId ? [m.interruptedRunId] : []));
+  const [blockers, runs] = await Promise.all([
+    blockersByRun(deps.db, runIds),
+    deps.db.run.findMany({
+      where: { id: { in: runIds } },
+      select: { id: true, status: true, stopRequestedAt: true, stopResult: true },
+    }),
+  ]);
+  const runById = new Map(runs.map((r) => [r.id, r]));
+  const withStops = hold.members.map((m) => {
+    const run = m.interruptedRunId ? runById.get(m.interruptedRunId) : undefined;
+    return {
       ...m,
       executionBlocker: (m.interruptedRunId && blockers.get(m.interruptedRunId)) || null,
-    })),
-  };
+      stop: run ? runStopOf(run) : null,
+    };
+  });
+  return { ...hold, ...holdStopsOf(withStops), members: withStops };
 }
 
 export async function getHoldWithMembers(deps: Deps, holdId: string): Promise<HoldWithMembers> {

@@ -118,6 +118,8 @@ export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: strin
   const updated = await deps.db.$transaction(async (tx) => {
     const issue = await issueInCompany(tx, actor, issueId);
     const reach = await permitOnIssue(tx, actor, 'issue.update', issue, actor.companyId);
+    // the whole update is refused, status and blockers included, before anything is written
+    if (input.comment !== undefined) await refuseBoardMessageUnderHold(tx, actor, issueId);
     if (isWatchdogActor(actor)) {
       if (input.title !== undefined) deny('renaming issues is not part of the watchdog contract');
       if (input.status !== undefined && input.status !== issue.status)
@@ -157,6 +159,16 @@ export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: strin
   return presentIssue(updated);
 }
 
+/**
+ * Seed 002's composer rule, for a plain comment and for an update that carries one: while an active
+ * tree hold covers the issue (on it or an ancestor), a person's new message is 409 until the hold is
+ * released. Runs (interrupted agents) may still report their results.
+ */
+async function refuseBoardMessageUnderHold(tx: Tx, actor: ScopedActor, issueId: string) {
+  if (actor.kind === 'board' && (await activeHoldsCovering(tx, issueId)).length > 0)
+    throw new AppError('conflict', 'this issue is paused by a tree hold; resume it before sending new messages');
+}
+
 async function insertComment(tx: Tx, actor: ScopedActor, issueId: string, body: string) {
   return tx.comment.create({
     data: {
@@ -179,9 +191,7 @@ export async function addComment(
 ) {
   const comment = await deps.db.$transaction(async (tx) => {
     await permitOnIssue(tx, actor, 'issue.comment', await issueInCompany(tx, actor, issueId), actor.companyId);
-    if (actor.kind === 'board' && (await activeHoldsCovering(tx, issueId)).length > 0) {
-      throw new AppError('conflict', 'this issue is paused by a tree hold; resume it before sending new messages');
-    }
+    await refuseBoardMessageUnderHold(tx, actor, issueId);
     const created = await insertComment(tx, actor, issueId, body);
     await logActivity(tx, {
       companyId: actor.companyId,

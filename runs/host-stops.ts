@@ -6,6 +6,7 @@
  */
 import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
+import { LIVE_RUN_STATUSES } from '../domain/statuses';
 import type { UnverifiedStop } from '../domain/supervision';
 import { logActivity } from '../db/activity-log';
 import { permit } from '../access/authority';
@@ -92,6 +93,17 @@ export async function pendingStopsOn(deps: Deps, hostId: string) {
     deps.db.job.findMany({ where: pendingOn(hostId) }),
   ]);
   return { runs, jobs };
+}
+
+/** Settled runs of this host whose last verified stop left survivors (`stop-partial`): verified again. */
+export function partialStopsOn(deps: Deps, hostId: string) {
+  return deps.db.run.findMany({
+    where: {
+      hostId,
+      status: { notIn: [...LIVE_RUN_STATUSES] },
+      stopResult: { path: ['verdict'], equals: 'stop-partial' },
+    },
+  });
 }
 
 /**

@@ -2,13 +2,14 @@
  * Orphan reaping, when a worker starts on a host (and now and then after): runs and jobs recorded
  * on this host that are terminal, or whose workflow has closed, yet still own live processes here
  * (found by owner token in /proc/<pid>/environ) get the verified stop; stops pending on this host
- * (their host had no live worker) are verified now. One `orphan-reaped` finding per run: two
- * workers starting on one host find the same orphans, and a database claim lets one of them act.
+ * (their host had no live worker) are verified now, and stops that left survivors (`stop-partial`)
+ * again, until one finds nothing left. One `orphan-reaped` finding per run: two workers starting on
+ * one host find the same orphans, and a database claim lets one of them act.
  */
 import { isTerminalRunStatus } from '../domain/statuses';
 import { workflowId } from '../domain/ids';
 import type { Deps } from '../runtime/deps';
-import { pendingStopsOn } from './host-stops';
+import { partialStopsOn, pendingStopsOn } from './host-stops';
 import { liveOwnerTokens, ownedProcesses, verifiedStop, type StopResult } from './process-table';
 import { runFiles } from './run-files';
 import { emitFinding, recordStopResult } from './supervision';
@@ -16,7 +17,7 @@ import { emitFinding, recordStopResult } from './supervision';
 export interface ReapReport {
   /** runs and jobs whose live processes were stopped */
   reaped: string[];
-  /** pending stops this host has now verified */
+  /** pending stops this host has now verified, and partial ones it now verified clean */
   verified: string[];
 }
 
@@ -30,8 +31,9 @@ type Candidate = {
 
 export async function reapOrphans(deps: Deps): Promise<ReapReport> {
   const tokens = [...liveOwnerTokens()];
-  const [pending, runs, jobs] = await Promise.all([
+  const [pending, partial, runs, jobs] = await Promise.all([
     pendingStopsOn(deps, deps.hostId),
+    partialStopsOn(deps, deps.hostId),
     // only work recorded on this host: a worker whose /proc also shows other hosts' processes (a
     // parent PID namespace) must not stop them
     tokens.length ? deps.db.run.findMany({ where: { hostId: deps.hostId, ownerToken: { in: tokens } } }) : [],
@@ -60,6 +62,9 @@ export async function reapOrphans(deps: Deps): Promise<ReapReport> {
     await recordStopResult(deps, run.id, { ...result, host: deps.hostId, previous: run.stopResult } as StopResult);
     await noteReaped(deps, report, run.id, run, found, result, pendingIds.has(run.id));
   }
+  const reaping = new Set(orphanRuns.map((r) => r.id));
+  for (const run of partial.filter((r) => !pendingIds.has(r.id) && !reaping.has(r.id)))
+    await verifyPartialAgain(deps, report, run);
   for (const job of [...pending.jobs, ...orphanJobs]) {
     if (!(await claimReap(deps, job.id))) continue;
     const { found, result } = await stopHere(deps, job, null);
@@ -78,15 +83,37 @@ export async function reapOrphans(deps: Deps): Promise<ReapReport> {
  */
 const REAP_CLAIM_LEASE_MS = 5 * 60_000;
 
+const claimant = (deps: Deps) => `${deps.hostId}/${process.pid}`;
+
 /** True for the one worker that may reap this run or job now. */
 async function claimReap(deps: Deps, workId: string): Promise<boolean> {
-  const claimant = `${deps.hostId}/${process.pid}`;
+  const claimedBy = claimant(deps);
   const claimed = await deps.db.$queryRaw<{ workId: string }[]>`
-    INSERT INTO "ReapClaim" ("workId", "hostId", "claimedBy") VALUES (${workId}::uuid, ${deps.hostId}, ${claimant})
+    INSERT INTO "ReapClaim" ("workId", "hostId", "claimedBy") VALUES (${workId}::uuid, ${deps.hostId}, ${claimedBy})
     ON CONFLICT ("workId") DO UPDATE SET "claimedBy" = EXCLUDED."claimedBy", "claimedAt" = CURRENT_TIMESTAMP
       WHERE "ReapClaim"."claimedAt" < CURRENT_TIMESTAMP - make_interval(secs => ${REAP_CLAIM_LEASE_MS / 1000}::float8)
     RETURNING "workId"`;
   return claimed.length === 1;
+}
+
+/**
+ * A settled run whose last verified stop left survivors: verified again (killing what is still
+ * its own), recorded only once nothing survives, so a survivor that stays changes nothing until it
+ * is gone. By owner token only: once its group is gone, the group id may belong to someone else.
+ * The claim is returned afterwards: the next sweep looks again.
+ */
+async function verifyPartialAgain(deps: Deps, report: ReapReport, run: Candidate & { workdir: string | null }) {
+  if (!(await claimReap(deps, run.id))) return;
+  try {
+    const byToken = { ...run, processGroupId: null };
+    const { found, result } = await stopHere(deps, byToken, runFiles(run.id, run.workdir).writerLock);
+    if (result.verdict !== 'terminal-clean') return;
+    await recordStopResult(deps, run.id, { ...result, host: deps.hostId, previous: run.stopResult } as StopResult);
+    report.verified.push(run.id);
+    await noteReaped(deps, report, run.id, run, found, result, false);
+  } finally {
+    await deps.db.reapClaim.deleteMany({ where: { workId: run.id, claimedBy: claimant(deps) } });
+  }
 }
 
 /** The verified stop, and what was alive before it. */

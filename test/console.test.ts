@@ -2,18 +2,20 @@
  * @module The operator console works for a person in a real browser (headless Chromium through
  * playwright-core) against a real stack: sign-in by board token into an httpOnly SameSite=Strict
  * session, a seeded tree that expands lazily, a pause whose live run turns cancelled without a reload,
- * the release and its resume, a live run's pids on its run page, a blocker resolved, no data of
+ * the release and its resume, a hold whose stop left a survivor until it is gone, a live run's pids on its run page, a blocker resolved, no data of
  * another company, a refused request without the CSRF token, and sign-out revoking the session.
  * Screenshots of each page are kept under .tmp/console-screenshots (git-ignored).
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { hashToken } from '../domain/tokens';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/provision/chromium';
+import { reapOrphans } from '../runs/orphans';
 import { runFiles } from '../runs/run-files';
-import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
 
@@ -179,11 +181,60 @@ test('pausing from the tree page turns the live run cancelled without a reload; 
   const resume = page.locator(`tr[data-issue="${child.id}"] td.resume`);
   expect(await resume.getAttribute('data-resume')).toBe('claimed');
   expect(await page.locator('#hold-status').getAttribute('data-status')).toBe('released');
+  expect(await page.locator('#hold-stops').getAttribute('data-stop-state')).toBe('verified');
+  expect(await page.locator(`tr[data-issue="${child.id}"] td.stop`).getAttribute('data-stop')).toBe('verified');
   expect(await page.getByRole('link', { name: `tree-hold:${hold.id}` }).getAttribute('href')).toContain(
     encodeURIComponent(`tree-hold:${hold.id}`),
   );
   await shot(page, 'hold');
   await context.close();
+});
+
+test('a hold page shows a stop that left a survivor, and turns verified without a reload once it is gone', async () => {
+  // a writer the run names in its writer lock but does not own: no stop signals it, none is clean while it lives
+  const writer = spawn('sleep', ['300'], { stdio: 'ignore' });
+  try {
+    const agent = await acme.agent({
+      type: 'process',
+      command: 'sh',
+      args: ['-c', `echo ${writer.pid} > "$TREEWARDEN_WRITER_LOCK"; sleep 120`],
+    });
+    const parent = await acme.issue({ title: 'Data migration' });
+    const child = await acme.issue({ title: 'Copy the rows', parentId: parent.id, assigneeAgentId: agent.id });
+    const runId = await wake(acme, child.id);
+    await eventually('the run started', async () => (await runRow(h, runId)).processGroupId !== null);
+    const pause = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, acme.token, { mode: 'pause' });
+    await settled(h, runId);
+
+    const { context, page } = await signedIn(acme.token);
+    await page.goto(`/ui/holds/${pause.body.id}`);
+    const stops = page.locator('#hold-stops');
+    expect(await stops.getAttribute('data-stop-state')).toBe('partial');
+    expect(await page.locator('#hold-status').getAttribute('data-status')).toBe('active');
+    expect(await page.locator('#hold-status').innerText()).toBe('active · stops partial');
+    expect(await stops.innerText()).toBe('not verified: 1 run left 0 processes and 1 writer');
+    expect(await page.locator(`tr[data-issue="${child.id}"] td.stop`).getAttribute('data-stop')).toBe('partial');
+    const survivor = page.locator(`#hold-survivors tr[data-run="${runId}"]`);
+    expect(await survivor.locator('td').nth(1).innerText()).toBe('Copy the rows');
+    expect(await survivor.locator('td').nth(3).innerText()).toBe('1');
+    await shot(page, 'hold-partial');
+
+    writer.kill('SIGKILL');
+    await eventually('the writer exited', async () => writer.exitCode !== null || writer.signalCode !== null);
+    expect((await reapOrphans(h.services)).verified).toContain(runId);
+    // no reload: the page's poll brings the verified stop
+    await eventually(
+      'the stops shown verified',
+      async () => (await stops.getAttribute('data-stop-state')) === 'verified',
+    );
+    expect(await page.locator('#hold-survivors').count()).toBe(0);
+    expect(await page.locator('#hold-status').innerText()).toBe('active');
+    expect(await page.locator(`tr[data-issue="${child.id}"] td.stop`).getAttribute('data-stop')).toBe('verified');
+    await h.request('POST', `/api/issues/${parent.id}/tree-holds/${pause.body.id}/release`, acme.token, {});
+    await context.close();
+  } finally {
+    writer.kill('SIGKILL');
+  }
 });
 
 test("a live process run's page shows its pids, in the list and in the graph; stopping it shows the verified result", async () => {

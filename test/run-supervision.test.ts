@@ -3,9 +3,9 @@
  * its process tree and the monitors it starts; verified stops; distinct verdicts; findings once.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ownedProcesses } from '../runs/process-table';
 import { REPO_ROOT } from '../testing/stack';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
@@ -179,21 +179,50 @@ describe('verified stops', () => {
   });
 
   test('inspection lists the run processes by owner token and never a decoy naming the token, nor itself', async () => {
-    const { c, runId } = await startRun('sleep 60');
+    const child = join(mkdtempSync(join(tmpdir(), 'tw-inspect-')), 'child.pid');
+    const { c, runId } = await startRun(`sleep 60 & echo $! > ${child}; wait`);
     await running(runId);
-    const { ownerToken } = await runRow(h, runId);
+    const run = await runRow(h, runId);
+    const ownerToken = run.ownerToken!;
+    const childPid = Number(
+      await eventually(
+        'the run wrote its child pid',
+        async () => existsSync(child) && readFileSync(child, 'utf8').trim(),
+      ),
+    );
     // a process that is not the run's but carries its token on the command line
-    const decoy = spawn('sh', ['-c', 'sleep 60', ownerToken!], { stdio: 'ignore' });
+    const decoy = spawn('sh', ['-c', 'sleep 60', ownerToken], { stdio: 'ignore' });
     try {
       const view = await inspect(c, runId);
       const pids = view.processTree.processes.map((p: { pid: number }) => p.pid);
       expect(view.processTree.visible).toBe(true);
-      expect(pids.length).toBeGreaterThanOrEqual(1);
+      expect(pids).toEqual(expect.arrayContaining([run.processGroupId, childPid]));
       expect(pids).not.toContain(decoy.pid);
-      expect(pids).not.toContain(process.pid);
-      expect(JSON.stringify(view)).not.toContain(ownerToken!);
+      expect(JSON.stringify(view)).not.toContain(ownerToken);
+      // an inspector whose environment carries the run's owner token, like its parent shell: the
+      // token would match both, and the self-exclusion must keep both out while the run's processes stay in
+      const owner = JSON.stringify({ ownerToken, processGroupId: run.processGroupId });
+      const script = join(REPO_ROOT, 'test/support/inspect-as-owner.ts');
+      const looked = await shellCommand('sh', `"${process.execPath}" --import tsx "${script}" '${owner}'; exit $?`, {
+        TREEWARDEN_OWNER_TOKEN: ownerToken,
+      });
+      expect(looked).toMatchObject({ status: 0, stderr: '' });
+      const answer = JSON.parse(looked.stdout) as {
+        self: number;
+        parent: number;
+        found: { pid: number; ppid: number }[];
+      };
+      const found = answer.found.map((p) => p.pid);
+      expect(found).toEqual(expect.arrayContaining([run.processGroupId, childPid]));
+      expect(found).not.toContain(answer.self);
+      expect(found).not.toContain(answer.parent);
+      expect(found).not.toContain(decoy.pid);
+      // apart from the inspector's own children (its environment is theirs), exactly what the inspection lists
+      const others = answer.found.filter((p) => p.ppid !== answer.self).map((p) => p.pid);
+      expect(others.sort()).toEqual([...pids].sort());
     } finally {
       decoy.kill('SIGKILL');
+      rmSync(dirname(child), { recursive: true, force: true });
     }
     await h.request('POST', `/api/work/${runId}/stop`, c.token);
   });

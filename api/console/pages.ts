@@ -123,6 +123,8 @@ export function registerConsolePages(app: FastifyInstance, deps: Deps, kit: Cons
         hold: hold.body,
         members,
         rootTitle: titles.get(hold.body.rootIssueId) ?? hold.body.rootIssueId,
+        stopSummary: stopSummary(hold.body),
+        survivors: hold.body.survivors.map((s: { issueId: string }) => ({ ...s, title: titles.get(s.issueId) })),
       };
       return page(reply, request, request.query.fragment ? 'hold-live' : 'hold', data);
     },
@@ -152,4 +154,23 @@ function resumeState(
   if (skipped) return { state: 'skipped', reason: skipped.reason };
   const failed = report.wakeFailures?.find((f) => f.issueId === member.issueId);
   return { state: 'owed', ...(failed ? { reason: failed.message } : {}) };
+}
+
+/** The hold's stop state in words: a pause is in force only once every stop it made is verified. */
+function stopSummary(hold: { stopState: string; survivors: { processes: unknown[]; writersAlive: number }[] }) {
+  const processes = hold.survivors.reduce((n, s) => n + s.processes.length, 0);
+  const writers = hold.survivors.reduce((n, s) => n + s.writersAlive, 0);
+  const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+  switch (hold.stopState) {
+    case 'verified':
+      return 'verified: every stopped run is gone';
+    case 'partial': {
+      const left = `${count(processes, 'process', 'processes')} and ${count(writers, 'writer')}`;
+      return `not verified: ${count(hold.survivors.length, 'run')} left ${left}`;
+    }
+    case 'pending':
+      return 'not verified yet: stops are unwinding or wait for their host';
+    default:
+      return 'not verifiable: a host was declared lost';
+  }
 }

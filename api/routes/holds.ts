@@ -9,7 +9,8 @@ import { holdsRootedAt, holdWithMembersInCompany } from '../../holds/read';
 import { releaseHoldsInside, releaseOneHold } from '../../holds/release';
 import { issueInCompany } from '../../issues/issues';
 import type { ZodTypeProvider } from '../openapi';
-import { answers, list, ReleaseTreeHoldResult, ResumeTreeResult, TreeHold, TreeHoldWithMembers } from '../schemas';
+import { answers, list } from '../schemas';
+import { ReleaseTreeHoldResult, ResumeTreeResult, TreeHold, TreeHoldWithMembers } from '../schemas-holds';
 import { companyActor, idParams } from '../validation';
 
 const treeHoldBody = z
