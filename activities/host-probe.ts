@@ -21,11 +21,11 @@ export async function probeHost(deps: Deps, request: HostProbeRequest): Promise<
   const [runs, jobs] = await Promise.all([
     deps.db.run.findMany({
       where: { id: { in: request.runIds } },
-      select: { id: true, hostId: true, ownerToken: true, processGroupId: true, workdir: true },
+      select: { id: true, hostId: true, ownerToken: true, processGroupId: true, cgroupPath: true, workdir: true },
     }),
     deps.db.job.findMany({
       where: { id: { in: request.jobIds } },
-      select: { id: true, hostId: true, ownerToken: true, processGroupId: true },
+      select: { id: true, hostId: true, ownerToken: true, processGroupId: true, cgroupPath: true },
     }),
   ]);
   const probe: HostProbe = { hostId: deps.hostId, runs: {}, jobs: {} };

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
 import { runEnvironment } from '../domain/run-env';
 import type { Deps } from '../runtime/deps';
+import { createWorkCgroup, removeCgroup } from '../runs/cgroups';
 import { assertOwningHost } from '../runs/host-stops';
 import { runFiles } from '../runs/run-files';
 import { verifiedStop, type StopResult } from '../runs/process-table';
@@ -19,17 +20,20 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
   // the job works for its owner run, with the same allow-listed environment as the run itself
   const files = runFiles(jobId, null);
   await mkdir(files.runDir, { recursive: true });
+  const cgroupPath = createWorkCgroup(deps.containment, jobId);
   // refused once a stop is requested, so a stop that read no host knows nothing can spawn
   const { count } = await deps.db.job.updateMany({
     where: { id: jobId, status: 'running', stopReason: null },
-    data: { host: hostname(), hostId: deps.hostId },
+    data: { host: hostname(), hostId: deps.hostId, cgroupPath },
   });
-  if (count === 0)
+  if (count === 0) {
+    removeCgroup(cgroupPath);
     throw ApplicationFailure.nonRetryable(
       `job ${jobId} was stopped before its command started`,
       'JobStoppedBeforeStart',
     );
-  return runSupervised({
+  }
+  const exitCode = await runSupervised({
     command: job.command,
     args: job.args as string[],
     cwd: job.ownerRun.workdir ?? files.runDir,
@@ -43,11 +47,15 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
       },
     ),
     ownerToken: job.ownerToken,
+    cgroupPath,
     outputFile: files.output,
     stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
     onSpawn: (pgid) =>
       deps.db.job.update({ where: { id: jobId }, data: { processGroupId: pgid } }).then(() => undefined),
   });
+  // empty unless the command left processes behind, which the orphan sweep stops (and then removes it)
+  removeCgroup(cgroupPath);
+  return exitCode;
 }
 
 /** On the job's host (its host queue), like a run's verified stop. */
@@ -56,6 +64,7 @@ export async function stopJobProcesses(deps: Deps, jobId: string): Promise<StopR
   assertOwningHost(deps, 'job', jobId, job.hostId);
   const ctx = Context.current();
   const result = await verifiedStop(job, null, deps.config.TREEWARDEN_STOP_GRACE_MS, () => ctx.heartbeat());
+  if (result.verdict === 'terminal-clean') removeCgroup(job.cgroupPath);
   await deps.db.job.update({ where: { id: jobId }, data: { stopResult: result as object } });
   return result;
 }

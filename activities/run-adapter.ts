@@ -17,6 +17,7 @@ import type { Deps } from '../runtime/deps';
 import { capsuleFor } from '../runs/capsule';
 import { assertOwningHost } from '../runs/host-stops';
 import { runFiles, type RunFiles } from '../runs/run-files';
+import { createWorkCgroup, removeCgroup } from '../runs/cgroups';
 import { capOutputFile } from '../runs/output-file';
 import { enterAdapter, requestStop, type RunOutcome } from '../runs/runs';
 import { recordStopResult, superviseTick, type CpuSample } from '../runs/supervision';
@@ -43,13 +44,17 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   // older than the mark was not written in answer to this stop
   Context.current().cancellationSignal.addEventListener('abort', () => markStopObserved(files), { once: true });
   const ownerToken = run.ownerToken ?? newTokenSecret('two');
+  const cgroupPath = createWorkCgroup(deps.containment, runId);
   // recorded before anything spawns, and refused once a stop is requested: a stop that read no
   // host then knows no process can start (its verified stop needs the host that spawned them)
   const { count } = await deps.db.run.updateMany({
     where: { id: runId, stopRequestedAt: null },
-    data: { ownerToken, host: hostname(), hostId: deps.hostId, workdir: adapter.cwd ?? files.runDir },
+    data: { ownerToken, cgroupPath, host: hostname(), hostId: deps.hostId, workdir: adapter.cwd ?? files.runDir },
   });
-  if (count === 0) return { kind: 'stopped' };
+  if (count === 0) {
+    removeCgroup(cgroupPath);
+    return { kind: 'stopped' };
+  }
   const cwd = adapter.cwd ?? files.runDir;
   const runValues = {
     TREEWARDEN_RUN_ID: run.id,
@@ -77,6 +82,7 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       env,
       cwd,
       ownerToken,
+      cgroupPath,
       outputFile: files.output,
       tick,
       stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
@@ -118,6 +124,8 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       TREEWARDEN_OUTCOME_FILE: files.outcome,
     }),
   );
+  // empty unless the agent left processes behind, which the orphan sweep stops (and then removes it)
+  removeCgroup(cgroupPath);
   // an agent that ran out of context says so; the postmortem counts it
   const endReason = parseEndReason(smallFile(files.outcome));
   const reported = endReason ? { endReason } : {};
@@ -149,12 +157,19 @@ function overdueStop(deps: Deps, run: { id: string; companyId: string; startedAt
  * The verified half of a stop (and the clean-up after a lost worker), on the run's own host (its
  * host queue; another host's /proc cannot see the processes): Temporal reports an
  * activity cancelled as soon as it is asked, while processes may still be unwinding or may have
- * left the group. Finds them by group and owner token, escalates, verifies, records the result.
+ * left the group. Finds them by cgroup, group and owner token, escalates, verifies, records the result.
  */
 export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopResult> {
   const run = await deps.db.run.findUniqueOrThrow({
     where: { id: runId },
-    select: { processGroupId: true, ownerToken: true, workdir: true, adapterEntered: true, hostId: true },
+    select: {
+      processGroupId: true,
+      ownerToken: true,
+      cgroupPath: true,
+      workdir: true,
+      adapterEntered: true,
+      hostId: true,
+    },
   });
   assertOwningHost(deps, 'run', runId, run.hostId);
   const ctx = Context.current();
@@ -172,6 +187,7 @@ export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopR
       : { ok: false, problem: 'missing' },
   });
   const recorded = { ...result, ...recordOutcome(outcome) };
+  if (result.verdict === 'terminal-clean') removeCgroup(run.cgroupPath);
   await recordStopResult(deps, runId, recorded);
   return recorded;
 }

@@ -5,6 +5,7 @@
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { inCgroup } from '../runs/cgroups';
 import { readFileTail } from '../runs/output-file';
 import { OWNER_TOKEN_ENV, ownedProcesses, signalAll } from '../runs/process-table';
 
@@ -15,6 +16,8 @@ export interface SupervisedCommand {
   cwd: string;
   env: Record<string, string>;
   ownerToken: string;
+  /** the run's or job's cgroup (runs/cgroups.ts): the command starts inside it; null where there are none */
+  cgroupPath: string | null;
   outputFile: string;
   /** records the group before the wait, so a stop can always find it */
   onSpawn(pgid: number): Promise<void>;
@@ -37,7 +40,8 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   // a stop that landed before the spawn must not start the command at all
   if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
   const output = openSync(cmd.outputFile, 'a');
-  const child = spawn(cmd.command, cmd.args, {
+  const start = cmd.cgroupPath ? inCgroup(cmd.cgroupPath, cmd.command, cmd.args) : cmd;
+  const child = spawn(start.command, start.args, {
     cwd: cmd.cwd,
     env: { ...cmd.env, [OWNER_TOKEN_ENV]: cmd.ownerToken },
     detached: true,
@@ -66,7 +70,8 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   const onCancel = () => {
     const pgid = child.pid;
     if (!pgid) return;
-    const owned = () => ownedProcesses({ ownerToken: cmd.ownerToken, processGroupId: pgid });
+    const owned = () =>
+      ownedProcesses({ ownerToken: cmd.ownerToken, processGroupId: pgid, cgroupPath: cmd.cgroupPath });
     signalAll(owned(), [pgid], 'SIGTERM');
     const reason: unknown = ctx.cancellationSignal.reason;
     if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
@@ -75,7 +80,7 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
           'the worker is shutting down and the command outlived SIGTERM by the stop grace period: killing it',
           { pgid, survivors: owned().length },
         );
-        signalAll(owned(), [pgid], 'SIGKILL');
+        signalAll(owned(), [pgid], 'SIGKILL', cmd.cgroupPath);
       }, cmd.stopGraceMs);
     }
   };

@@ -74,6 +74,8 @@ const schema = z.object({
   TREEWARDEN_DB_QUERY_TIMEOUT_MS: duration.default(60_000),
   /** how often a worker looks for live processes of finished work on its host (also once at start) */
   TREEWARDEN_ORPHAN_SWEEP_MS: duration.default(60_000),
+  /** `auto`: a cgroup per run and job where the host has a writable hierarchy; `process-group`: never */
+  TREEWARDEN_CONTAINMENT: z.enum(['auto', 'process-group']).default('auto'),
   /** a pre-built workflow bundle (npm run build:workflows); without it the worker bundles at start */
   TREEWARDEN_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   TREEWARDEN_RUN_ENV_PASSTHROUGH: passthrough,

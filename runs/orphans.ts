@@ -1,7 +1,7 @@
 /**
  * Orphan reaping, when a worker starts on a host (and now and then after): runs and jobs recorded
  * on this host that are terminal, or whose workflow has closed, yet still own live processes here
- * (found by owner token in /proc/<pid>/environ) get the verified stop; stops pending on this host
+ * (found by owner token in /proc/<pid>/environ, or in their cgroup) get the verified stop; stops pending on this host
  * (their host had no live worker) are verified now, and stops that left survivors (`stop-partial`)
  * again, until one finds nothing left. One `orphan-reaped` finding per run: two workers starting on
  * one host find the same orphans, and a database claim lets one of them act.
@@ -9,6 +9,7 @@
 import { isTerminalRunStatus } from '../domain/statuses';
 import { workflowId } from '../domain/ids';
 import type { Deps } from '../runtime/deps';
+import { occupiedWorkCgroups, removeCgroup } from './cgroups';
 import { partialStopsOn, pendingStopsOn } from './host-stops';
 import { liveOwnerTokens, ownedProcesses, verifiedStop, type StopResult } from './process-table';
 import { runFiles } from './run-files';
@@ -25,19 +26,24 @@ type Candidate = {
   id: string;
   ownerToken: string | null;
   processGroupId: number | null;
+  cgroupPath: string | null;
   hostId: string | null;
   stopResult: unknown;
 };
 
 export async function reapOrphans(deps: Deps): Promise<ReapReport> {
   const tokens = [...liveOwnerTokens()];
+  // a process that cleared its environment is still in its cgroup
+  const contained = occupiedWorkCgroups(deps.containment);
+  // only work recorded on this host: a worker whose /proc also shows other hosts' processes (a
+  // parent PID namespace) must not stop them
+  const live = { hostId: deps.hostId, OR: [{ ownerToken: { in: tokens } }, { id: { in: contained } }] };
+  const anyLive = tokens.length + contained.length > 0;
   const [pending, partial, runs, jobs] = await Promise.all([
     pendingStopsOn(deps, deps.hostId),
     partialStopsOn(deps, deps.hostId),
-    // only work recorded on this host: a worker whose /proc also shows other hosts' processes (a
-    // parent PID namespace) must not stop them
-    tokens.length ? deps.db.run.findMany({ where: { hostId: deps.hostId, ownerToken: { in: tokens } } }) : [],
-    tokens.length ? deps.db.job.findMany({ where: { hostId: deps.hostId, ownerToken: { in: tokens } } }) : [],
+    anyLive ? deps.db.run.findMany({ where: live }) : [],
+    anyLive ? deps.db.job.findMany({ where: live }) : [],
   ]);
   const report: ReapReport = { reaped: [], verified: [] };
   const pendingIds = new Set([...pending.runs, ...pending.jobs].map((w) => w.id));
@@ -123,15 +129,14 @@ async function stopHere(
   writerLock: string | null,
 ): Promise<{ found: number[]; result: StopResult }> {
   const found = ownedProcesses(owner).map((p) => p.pid);
-  return {
-    found,
-    result: await verifiedStop(
-      owner,
-      owner.ownerToken ? writerLock : null,
-      deps.config.TREEWARDEN_STOP_GRACE_MS,
-      () => undefined,
-    ),
-  };
+  const result = await verifiedStop(
+    owner,
+    owner.ownerToken ? writerLock : null,
+    deps.config.TREEWARDEN_STOP_GRACE_MS,
+    () => undefined,
+  );
+  if (result.verdict === 'terminal-clean') removeCgroup(owner.cgroupPath);
+  return { found, result };
 }
 
 async function noteReaped(

@@ -1,11 +1,12 @@
 /**
- * Structured process identity from /proc: a process belongs to a run or job when it carries the
- * owner token in its environment or sits in the recorded process group. Command lines are shown,
- * never matched, and the supervisor and its ancestors are never candidates, so an inspection
- * can never find itself. Reading /proc spawns nothing.
+ * Structured process identity from /proc: a process belongs to a run or job when it sits in its
+ * cgroup (runs/cgroups.ts), carries the owner token in its environment or sits in the recorded
+ * process group. Command lines are shown, never matched, and the supervisor and its ancestors are
+ * never candidates, so an inspection can never find itself. Reading /proc spawns nothing.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import type { ProcessInfo } from '../domain/host-probe';
+import { cgroupMembers, killCgroup } from './cgroups';
 
 /** after SIGKILL the kernel reaps within milliseconds; this only bounds a pathological wait */
 const KILL_SETTLE_MS = 2_000;
@@ -13,6 +14,8 @@ const KILL_SETTLE_MS = 2_000;
 export interface ProcessOwner {
   ownerToken: string | null;
   processGroupId: number | null;
+  /** the run's or job's own cgroup, where the host has them */
+  cgroupPath?: string | null;
 }
 
 export const OWNER_TOKEN_ENV = 'TREEWARDEN_OWNER_TOKEN';
@@ -43,10 +46,11 @@ function selfAndAncestors(): Set<number> {
   return chain;
 }
 
-/** Live (non-zombie) processes owned by `ownerToken` or in process group `pgid`. */
-export function ownedProcesses(owner: { ownerToken: string | null; processGroupId: number | null }): ProcessInfo[] {
+/** Live (non-zombie) processes in the owner's cgroup, carrying its `ownerToken` or in its process group. */
+export function ownedProcesses(owner: ProcessOwner): ProcessInfo[] {
   const excluded = selfAndAncestors();
   const needle = owner.ownerToken ? `${OWNER_TOKEN_ENV}=${owner.ownerToken}` : null;
+  const members = new Set(owner.cgroupPath ? cgroupMembers(owner.cgroupPath) : []);
   const found: ProcessInfo[] = [];
   for (const entry of readdirSync('/proc')) {
     const pid = Number(entry);
@@ -54,7 +58,7 @@ export function ownedProcesses(owner: { ownerToken: string | null; processGroupI
     try {
       const stat = readStat(pid);
       if (stat.zombie) continue;
-      const inGroup = owner.processGroupId !== null && stat.pgid === owner.processGroupId;
+      const inGroup = members.has(pid) || (owner.processGroupId !== null && stat.pgid === owner.processGroupId);
       const tokenMatch = needle !== null && readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(needle);
       if (!inGroup && !tokenMatch) continue;
       const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
@@ -95,8 +99,17 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** Signals every listed process and each distinct group (SIGKILL reaches the ones that left it). */
-export function signalAll(processes: ProcessInfo[], groups: (number | null)[], signal: NodeJS.Signals): void {
+/**
+ * Signals every listed process and each distinct group (SIGKILL reaches the ones that left it); a SIGKILL also kills
+ * the whole cgroup at once, so nothing forks away between the listing and the signal.
+ */
+export function signalAll(
+  processes: ProcessInfo[],
+  groups: (number | null)[],
+  signal: NodeJS.Signals,
+  cgroupPath: string | null = null,
+): void {
+  if (signal === 'SIGKILL' && cgroupPath) killCgroup(cgroupPath);
   for (const pgid of new Set(groups.filter((g): g is number => g !== null))) {
     try {
       process.kill(-pgid, signal);
@@ -147,8 +160,9 @@ export interface StopResult {
 }
 
 /**
- * A stop is clean only when the owner is gone, no descendant lives (in the group or, having left
- * it by setsid or a double fork, by owner token) and no writer holds the lock. SIGTERM first and
+ * A stop is clean only when the owner is gone, no descendant lives (in its cgroup, in the group or,
+ * having left it by setsid or a double fork, by owner token) and no writer holds the lock: where cgroups
+ * exist, an empty cgroup. SIGTERM first and
  * a grace period; survivors are reported as `stop-partial`, then SIGKILLed and verified again.
  */
 export async function verifiedStop(
@@ -176,7 +190,7 @@ export async function verifiedStop(
   attempts.push(survey('SIGTERM'));
   if (attempts[0].verdict === 'stop-partial') {
     // a writer that is ours is among the owned processes; one that is not ours is reported, never signalled
-    signalAll(ownedProcesses(owner), [owner.processGroupId], 'SIGKILL');
+    signalAll(ownedProcesses(owner), [owner.processGroupId], 'SIGKILL', owner.cgroupPath ?? null);
     await waitUntilGone(KILL_SETTLE_MS);
     attempts.push(survey('SIGKILL'));
   }

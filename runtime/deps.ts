@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/prisma';
 import type { Config } from '../domain/config';
+import type { Containment } from '../runs/cgroups';
 import type { Orchestrator } from '../temporal/orchestrator';
 
 /** What the service layer needs from the outside world; the API and the activities share it. */
@@ -11,4 +12,6 @@ export interface Deps {
   log: Logger;
   /** the host whose /proc this process sees (TREEWARDEN_HOST_ID or derived) */
   hostId: string;
+  /** how this host keeps a run's processes together: a cgroup each, or process groups (runs/cgroups.ts) */
+  containment: Containment;
 }

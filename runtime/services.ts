@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import { createPrisma, dbTimeoutsOf } from '../db/prisma';
 import type { Config } from '../domain/config';
+import { detectContainment } from '../runs/cgroups';
 import type { Deps } from './deps';
 import { resolveHostId } from '../runs/host-identity';
 import { createTemporalOrchestrator } from '../temporal/temporal-orchestrator';
@@ -40,6 +41,7 @@ export async function connectServices(config: Config, log: Logger): Promise<Serv
     config,
     log,
     hostId: resolveHostId(config),
+    containment: detectContainment(config.TREEWARDEN_CONTAINMENT),
     orchestrator,
     connection,
     client,

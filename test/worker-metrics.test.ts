@@ -24,7 +24,13 @@ beforeAll(async () => {
   connection = await NativeConnection.connect({ address: testStack().temporalAddress });
   worker = await createWorker(h.services, { connection, workflowBundle: await workflowBundle(), metrics });
   running = worker.run();
-  server = await startMetricsServer({ host: '127.0.0.1', port: 0, metrics, worker });
+  server = await startMetricsServer({
+    host: '127.0.0.1',
+    port: 0,
+    metrics,
+    worker,
+    containment: h.services.containment,
+  });
 });
 afterAll(async () => {
   await server?.close();
@@ -41,7 +47,7 @@ function sample(text: string, series: string): number {
 }
 
 test('/metrics counts evaluations, wakes, stop verdicts, resumes and activity latency; /healthz follows the worker', async () => {
-  expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ state: 'RUNNING' });
+  expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ state: 'RUNNING', containment: 'cgroup2' });
 
   const c = await seedCompany(h);
   await watchdogWakes(h, c, { remove: false });
@@ -76,5 +82,5 @@ test('/metrics counts evaluations, wakes, stop verdicts, resumes and activity la
   await running;
   const drained = await fetch(`${server.url}/healthz`);
   expect(drained.status).toBe(503);
-  expect(await drained.json()).toEqual({ state: 'STOPPED' });
+  expect(await drained.json()).toEqual({ state: 'STOPPED', containment: 'cgroup2' });
 });

@@ -56,6 +56,7 @@ async function main() {
     port: config.TREEWARDEN_WORKER_METRICS_PORT,
     metrics,
     worker,
+    containment: services.containment,
   });
   log.info(
     { healthz: `${metricsServer.url}/healthz`, metrics: `${metricsServer.url}/metrics` },
@@ -71,6 +72,7 @@ async function main() {
       taskQueue: config.TREEWARDEN_TASK_QUEUE,
       hostId: services.hostId,
       hostQueue: hostQueue(config.TREEWARDEN_TASK_QUEUE, services.hostId),
+      containment: services.containment,
       ...recovered,
       ...reaped,
     },

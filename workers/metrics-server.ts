@@ -2,6 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Worker } from '@temporalio/worker';
+import type { Containment } from '../runs/cgroups';
 import type { Metrics } from './metrics';
 
 export interface MetricsServer {
@@ -14,6 +15,8 @@ export async function startMetricsServer(options: {
   port: number;
   metrics: Metrics;
   worker: Pick<Worker, 'getState'>;
+  /** said in /healthz: how this host keeps a run's processes together */
+  containment: Containment;
 }): Promise<MetricsServer> {
   const { metrics, worker } = options;
   const server = createServer((request, response) => {
@@ -25,7 +28,7 @@ export async function startMetricsServer(options: {
       const state = worker.getState();
       response
         .writeHead(state === 'RUNNING' ? 200 : 503, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ state }));
+        .end(JSON.stringify({ state, containment: options.containment.kind }));
     } else if (path === '/metrics') {
       metrics.registry.metrics().then(
         (text) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
