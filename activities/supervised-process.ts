@@ -4,7 +4,8 @@
  */
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { inCgroup } from '../runs/cgroups';
 import { readFileTail } from '../runs/output-file';
 import { OWNER_TOKEN_ENV, ownedProcesses, signalAll } from '../runs/process-table';
@@ -39,6 +40,8 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   const ctx = Context.current();
   // a stop that landed before the spawn must not start the command at all
   if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+  // behind the cgroup's shell, a missing command would be an exit code of the agent's: refuse it as spawn would
+  if (cmd.cgroupPath) assertExecutable(cmd.command, cmd.cwd, cmd.env.PATH ?? '');
   const output = openSync(cmd.outputFile, 'a');
   const start = cmd.cgroupPath ? inCgroup(cmd.cgroupPath, cmd.command, cmd.args) : cmd;
   const child = spawn(start.command, start.args, {
@@ -96,6 +99,25 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
     clearTimeout(killAfterGrace);
     ctx.cancellationSignal.removeEventListener('abort', onCancel);
   }
+}
+
+/** Throws spawn's own ENOENT when `command` names no executable file (as a path, or on `PATH`). */
+function assertExecutable(command: string, cwd: string, path: string): void {
+  const candidates = command.includes('/') ? [resolve(cwd, command)] : path.split(':').map((d) => join(d, command));
+  const executable = candidates.some((file) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  });
+  if (!executable)
+    throw Object.assign(new Error(`spawn ${command} ENOENT`), {
+      code: 'ENOENT',
+      syscall: `spawn ${command}`,
+      path: command,
+    });
 }
 
 /** The end of an output file, for the automatic inspection of a failed run. */
