@@ -6,7 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { signWebhook, WEBHOOK_HEADERS } from '../domain/notifications';
+import { WEBHOOK_HEADERS, webhookHeaders } from '../domain/notifications';
 import type { Deps } from '../runtime/deps';
 import { checkedWebhookAddress, WebhookAddressRefusedError } from '../notifications/webhook-address';
 
@@ -32,10 +32,8 @@ export async function deliverWebhook(deps: Deps, deliveryId: string): Promise<'d
     const target = await checkedWebhookAddress(url, deps.config.TREEWARDEN_WEBHOOK_ALLOW_PRIVATE);
     const timestamp = Math.floor(Date.now() / 1000);
     statusCode = await post(url, target, body, deps.config.TREEWARDEN_WEBHOOK_TIMEOUT_MS, {
-      [WEBHOOK_HEADERS.delivery]: deliveryId,
+      ...webhookHeaders(delivery.subscription.secret, deliveryId, timestamp, body),
       [WEBHOOK_HEADERS.event]: delivery.notification.event,
-      [WEBHOOK_HEADERS.timestamp]: String(timestamp),
-      [WEBHOOK_HEADERS.signature]: signWebhook(delivery.subscription.secret, timestamp, body),
     });
     if (statusCode < 200 || statusCode > 299) throw new WebhookAttemptError(`receiver answered ${statusCode}`);
   } catch (error) {

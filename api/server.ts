@@ -1,4 +1,4 @@
-/** The HTTP surface for the main app (fastify). Every route but /healthz needs a bearer token. */
+/** The HTTP surface for the main app (fastify). Every route but /healthz and /metrics needs a bearer token. */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { z, ZodError } from 'zod';
 import { pingDatabase } from '../db/prisma';
@@ -8,6 +8,7 @@ import { isHoldNotActive } from '../domain/hold-contract';
 import type { Deps } from '../runtime/deps';
 import { WakeDispatchError } from '../runs/wakes';
 import { authenticate } from './auth';
+import { registerApiMetrics } from './metrics';
 import { consolePlugin } from './console/routes';
 import { isPublicRoute, registerOpenApi, ResponseShapeError } from './openapi';
 import { registerCoreRoutes } from './routes/core';
@@ -49,6 +50,7 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.decorateRequest('actor', null as never);
+  registerApiMetrics(app);
 
   app.addHook('onRequest', async (request: FastifyRequest) => {
     // the matched route, not the raw URL: `/healthz?x=1` and `/healthz/` are the health check too

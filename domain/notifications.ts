@@ -6,6 +6,7 @@
  * bookkeeping) is silent by construction, because the mapping below knows nothing else.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 
 export const NOTIFICATION_EVENTS = ['phase_start', 'new_blocker', 'terminal_result'] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
@@ -166,23 +167,63 @@ export function notificationHash(fact: Pick<NotificationFact, 'event' | 'kind' |
     .digest('hex');
 }
 
-/** Header names of a delivery (documented in the README). */
+/**
+ * Header names of a delivery (documented in the README): the Standard Webhooks set (`webhook-id` is the delivery
+ * id), and the older `treewarden-*` set, deprecated, sent for one more release.
+ */
 export const WEBHOOK_HEADERS = {
-  delivery: 'treewarden-delivery',
+  id: 'webhook-id',
+  timestamp: 'webhook-timestamp',
+  signature: 'webhook-signature',
   event: 'treewarden-event',
-  timestamp: 'treewarden-timestamp',
-  signature: 'treewarden-signature',
+  legacyDelivery: 'treewarden-delivery',
+  legacyTimestamp: 'treewarden-timestamp',
+  legacySignature: 'treewarden-signature',
 } as const;
 
+/** A Standard Webhooks secret: `whsec_` and the base64 of a key of 16 bytes or more, as its libraries read it. */
+export const isStandardWebhookSecret = (secret: string): boolean =>
+  standardSigner(secret) !== null && Buffer.from(secret.slice('whsec_'.length), 'base64').length >= 16;
+
+function standardSigner(secret: string): Webhook | null {
+  if (!secret.startsWith('whsec_')) return null;
+  try {
+    return new Webhook(secret);
+  } catch {
+    return null;
+  }
+}
+
 /**
- * `v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`: the timestamp is signed with the body, so a
- * receiver that refuses old timestamps refuses replays, and nobody can re-date a captured body.
+ * The signed headers of one delivery. The Standard Webhooks signature covers `<id>.<timestamp>.<body>` (a receiver
+ * verifies it with the `standardwebhooks` library and refuses old timestamps, hence replays); a subscription whose
+ * secret predates the format gets the deprecated headers only.
+ */
+export function webhookHeaders(secret: string, deliveryId: string, timestampSeconds: number, body: string) {
+  const signer = standardSigner(secret);
+  return {
+    ...(signer
+      ? {
+          [WEBHOOK_HEADERS.id]: deliveryId,
+          [WEBHOOK_HEADERS.timestamp]: String(timestampSeconds),
+          [WEBHOOK_HEADERS.signature]: signer.sign(deliveryId, new Date(timestampSeconds * 1000), body),
+        }
+      : {}),
+    [WEBHOOK_HEADERS.legacyDelivery]: deliveryId,
+    [WEBHOOK_HEADERS.legacyTimestamp]: String(timestampSeconds),
+    [WEBHOOK_HEADERS.legacySignature]: signWebhook(secret, timestampSeconds, body),
+  };
+}
+
+/**
+ * Deprecated (the `treewarden-signature` header): `v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`, the secret
+ * string itself as the key.
  */
 export function signWebhook(secret: string, timestampSeconds: number, body: string): string {
   return `v1=${createHmac('sha256', secret).update(`${timestampSeconds}.${body}`).digest('hex')}`;
 }
 
-/** The receiver's check: the signature matches and the timestamp is within `toleranceSeconds` of `nowSeconds`. */
+/** The deprecated headers' check: the signature matches and the timestamp is within `toleranceSeconds` of now. */
 export function verifyWebhook(
   secret: string,
   headers: { timestamp: string; signature: string },

@@ -34,7 +34,7 @@ export async function createWebhook(
     if (error instanceof WebhookAddressRefusedError) throw new AppError('bad_request', error.message);
     throw error;
   }
-  const secret = input.secret ?? `whsec_${randomBytes(24).toString('hex')}`;
+  const secret = input.secret ?? `whsec_${randomBytes(24).toString('base64')}`;
   return deps.db.$transaction(async (tx) => {
     const row = await tx.webhookSubscription.create({
       data: { companyId: actor.companyId, url: input.url, events: [...new Set(input.events)], secret },

@@ -14,6 +14,7 @@ import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { EMBEDDED_PG_PORT_VARIABLE, startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
 import { spawnOrphanWatchdog } from './provision/child-processes';
+import { isPortFree } from './provision/ports';
 import { ensureTemporalCli } from './provision/temporal-cli';
 import { startDevServer } from './provision/temporal-dev-server';
 
@@ -42,7 +43,26 @@ async function stopAll(code: number): Promise<void> {
   process.exit(code);
 }
 
+/** A start refused for a reason the operator can fix: said in one line, without a stack trace. */
+class StartRefused extends Error {
+  override readonly name = 'StartRefused';
+}
+
+const DEV_SERVER_PORTS = { frontend: 7233, ui: 8233 } as const;
+
+/** Before anything starts: the dev server's ports must be free, or the operator points us at the running server. */
+async function assertDevServerPortsFree(): Promise<void> {
+  for (const [role, port] of Object.entries(DEV_SERVER_PORTS))
+    if (!(await isPortFree(port)))
+      throw new StartRefused(
+        `port ${port} (the Temporal dev server's ${role}) is already taken, by a running Temporal server perhaps: ` +
+          `set TEMPORAL_ADDRESS=127.0.0.1:${DEV_SERVER_PORTS.frontend} to use that server (npm start then starts ` +
+          'none), or free the port',
+      );
+}
+
 async function main() {
+  if (!process.env.TEMPORAL_ADDRESS) await assertDevServerPortsFree();
   const dataDir = resolve(root, process.env.TREEWARDEN_DATA_DIR ?? '.data');
   mkdirSync(dataDir, { recursive: true });
   process.once('SIGINT', () => void stopAll(0));
@@ -73,8 +93,8 @@ async function main() {
   if (!temporalAddress) {
     await ensureTemporalCli((line) => say(line));
     const server = await startDevServer({
-      port: 7233,
-      uiPort: 8233,
+      port: DEV_SERVER_PORTS.frontend,
+      uiPort: DEV_SERVER_PORTS.ui,
       dbFile: join(dataDir, 'temporal.db'),
       searchAttributes: { ...SEARCH_ATTRIBUTE_TYPES },
       log: (line) => say(line),
@@ -172,7 +192,8 @@ async function seedDemo(apiUrl: string, adminToken: string, marker: string) {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`treewarden start failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  const said = error instanceof StartRefused ? error.message : error instanceof Error ? error.stack : String(error);
+  process.stderr.write(`treewarden start failed: ${said}\n`);
   // what was started before the failure (PostgreSQL, the dev server, worker and API) goes down with us
   void stopAll(1);
 });

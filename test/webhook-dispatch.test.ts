@@ -39,7 +39,7 @@ test('a round that failed to start its deliveries is tried again until they star
     const hook = await h.request('POST', `/api/companies/${c.companyId}/webhooks`, c.token, {
       url: 'http://127.0.0.1:9/never-called',
       events: ['phase_start'],
-      secret: 'receiver-secret-0123456789',
+      secret: `whsec_${Buffer.from('receiver-secret-0123456789').toString('base64')}`,
     });
     expect(hook.status).toBe(201);
     await c.issue({ title: 'announced while starts fail', status: 'in_progress' });

@@ -12,7 +12,8 @@ import { workerFleet, workerRunning, type WorkerFleet } from '../testing/worker-
 let h: Harness;
 let fleet: WorkerFleet;
 let receiver: WebhookReceiver;
-const SECRET = 'receiver-secret-0123456789';
+// a Standard Webhooks secret: whsec_ and the base64 of the key
+const SECRET = `whsec_${Buffer.from('receiver-secret-0123456789').toString('base64')}`;
 beforeAll(async () => {
   // a dead worker's attempt moves to a live one after 4 s (as in worker-kills.test.ts)
   h = await startHarness(

@@ -10,7 +10,8 @@ import { createTreewardenClient } from '../client';
 import { DELIVERIES_CHANNEL } from '../notifications/dispatcher';
 import { runFiles } from '../runs/run-files';
 import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
-import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver';
+import { Webhook } from 'standardwebhooks';
+import { startWebhookReceiver, verifies, type WebhookReceiver } from '../testing/webhook-receiver';
 
 let h: Harness;
 const receivers: WebhookReceiver[] = [];
@@ -29,7 +30,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-const SECRET = 'receiver-secret-0123456789';
+// a Standard Webhooks secret: whsec_ and the base64 of the key
+const SECRET = `whsec_${Buffer.from('receiver-secret-0123456789').toString('base64')}`;
 const ALL_EVENTS = ['phase_start', 'new_blocker', 'terminal_result'];
 
 async function receiver() {
@@ -141,12 +143,22 @@ test('a scripted tree life notifies exactly its phase starts, new blockers and t
   expect(recorded.map((n) => `${n.kind} ${n.subject}`).sort()).toEqual(expected);
   expect(acceptedFacts(r)).toEqual(expected);
   expect(r.wire).toHaveLength(expected.length);
-  expect(r.wire.every((w) => w.signatureValid)).toBe(true);
+  // verified by the Standard Webhooks library itself, and by the deprecated scheme for one more release
+  expect(r.wire.every((w) => w.signatureValid && w.legacySignatureValid)).toBe(true);
   expect(
     r.wire.every(
       (w) => w.json.companyId === c.companyId && w.json.deliveryId === w.deliveryId && w.event === w.json.event,
     ),
   ).toBe(true);
+  // and the same library refuses a tampered body, a forged id and another key
+  const sample = r.wire[0];
+  const headers = { 'webhook-id': sample.deliveryId, 'webhook-timestamp': sample.timestamp };
+  const signed = { ...headers, 'webhook-signature': sample.signature };
+  expect(verifies(new Webhook(SECRET), sample.body, signed)).toBe(true);
+  expect(verifies(new Webhook(SECRET), sample.body.replace(c.companyId, 'tampered'), signed)).toBe(false);
+  expect(verifies(new Webhook(SECRET), sample.body, { ...signed, 'webhook-id': 'forged' })).toBe(false);
+  const otherKey = `whsec_${Buffer.from('another-secret-0123456789').toString('base64')}`;
+  expect(verifies(new Webhook(otherKey), sample.body, signed)).toBe(false);
   const families = Object.fromEntries(r.wire.map((w) => [w.json.kind, w.event]));
   expect(families).toEqual({
     issue_in_progress: 'phase_start',
@@ -281,7 +293,15 @@ describe('subscriptions', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.message).toContain('events');
     expect((await post({ url: 'http://example.com/hook', events: [] })).status).toBe(400);
-    expect((await post({ url: 'http://example.com/hook', events: ['phase_start'], secret: 'short' })).status).toBe(400);
+    for (const secret of [
+      'short',
+      'receiver-secret-0123456789',
+      `whsec_${Buffer.from('too short').toString('base64')}`,
+    ]) {
+      const refused = await post({ url: 'http://example.com/hook', events: ['phase_start'], secret });
+      expect([secret, refused.status]).toEqual([secret, 400]);
+      expect(refused.body.error.message).toContain('Standard Webhooks secret');
+    }
     const previous = h.services.config.TREEWARDEN_WEBHOOK_ALLOW_PRIVATE;
     h.services.config.TREEWARDEN_WEBHOOK_ALLOW_PRIVATE = false;
     try {
@@ -316,7 +336,7 @@ describe('subscriptions', () => {
     expect(created.body).toMatchObject({
       url: r.url,
       events: ['phase_start'],
-      secret: expect.stringMatching(/^whsec_[0-9a-f]{48}$/),
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/),
     });
     const listed = await h.request('GET', `/api/companies/${c.companyId}/webhooks`, c.token);
     expect(listed.body.items).toEqual([

@@ -1,11 +1,13 @@
 /**
- * A real HTTP receiver of treewarden webhooks, as a main app would run one: it checks each
- * signature with its own HMAC (not treewarden's code), dedupes on the delivery id, and can be taken
+ * A real HTTP receiver of treewarden webhooks, as a main app would run one: it verifies each
+ * delivery with the Standard Webhooks library (`standardwebhooks`, not treewarden's code), checks the
+ * deprecated signature with its own HMAC, dedupes on the delivery id (`webhook-id`), and can be taken
  * down (connections refused) and brought back on the same port, answer errors, or hold requests.
  */
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
 export interface ReceivedWebhook {
   deliveryId: string;
@@ -24,8 +26,10 @@ export interface ReceivedWebhook {
     issueId: string | null;
     data: Record<string, unknown>;
   };
-  /** the receiver's own HMAC check of "<timestamp>.<body>" */
+  /** `standardwebhooks`' own verification of the webhook-* headers passed */
   signatureValid: boolean;
+  /** the receiver's own HMAC check of the deprecated "<timestamp>.<body>" signature */
+  legacySignatureValid: boolean;
 }
 
 export type ReceiverMode = 'ok' | 'error' | 'hold';
@@ -46,7 +50,19 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
+/** True when the Standard Webhooks library accepts the delivery (signature, and a timestamp within tolerance). */
+export function verifies(verifier: Webhook, body: string, headers: http.IncomingHttpHeaders): boolean {
+  try {
+    verifier.verify(body, headers as Record<string, string>);
+    return true;
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return false;
+    throw error;
+  }
+}
+
 export async function startWebhookReceiver(secret: string): Promise<WebhookReceiver> {
+  const verifier = new Webhook(secret);
   let port = 0;
   let server: http.Server | null = null;
   const pending: http.ServerResponse[] = [];
@@ -74,17 +90,18 @@ export async function startWebhookReceiver(secret: string): Promise<WebhookRecei
         request.on('end', () => {
           const body = Buffer.concat(chunks).toString('utf8');
           const header = (name: string) => String(request.headers[name] ?? '');
-          const timestamp = header('treewarden-timestamp');
-          const signature = header('treewarden-signature');
-          const expected = `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+          const timestamp = header('webhook-timestamp');
+          const legacy = `${header('treewarden-timestamp')}.${body}`;
           const received: ReceivedWebhook = {
-            deliveryId: header('treewarden-delivery'),
+            deliveryId: header('webhook-id'),
             event: header('treewarden-event'),
             timestamp,
-            signature,
+            signature: header('webhook-signature'),
             body,
             json: JSON.parse(body) as ReceivedWebhook['json'],
-            signatureValid: signature === expected,
+            signatureValid: verifies(verifier, body, request.headers),
+            legacySignatureValid:
+              header('treewarden-signature') === `v1=${createHmac('sha256', secret).update(legacy).digest('hex')}`,
           };
           receiver.wire.push(received);
           if (receiver.mode === 'error') return void response.writeHead(500).end();

@@ -15,12 +15,15 @@ import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } 
 import { hostQueue } from '../domain/task-queue';
 import { reapOrphans } from '../runs/orphans';
 import { registerPostmortemMetrics } from '../postmortem/postmortem-metrics';
+import { coreMetricsAddress } from './core-metrics';
 
 async function main() {
   const config = parseConfig(process.env);
   const log = createLogger(config, 'treewarden-worker');
   // Temporal core logs go through pino too, so one stream explains everything
+  const coreMetrics = await coreMetricsAddress();
   Runtime.install({
+    telemetryOptions: { metrics: { prometheus: { bindAddress: coreMetrics } } },
     logger: new DefaultLogger('INFO', (entry) => {
       const level = entry.level.toLowerCase() as Lowercase<LogLevel>;
       log[
@@ -57,6 +60,7 @@ async function main() {
     metrics,
     worker,
     containment: services.containment,
+    coreMetrics,
   });
   log.info(
     { healthz: `${metricsServer.url}/healthz`, metrics: `${metricsServer.url}/metrics` },

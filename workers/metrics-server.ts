@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Worker } from '@temporalio/worker';
 import type { Containment } from '../runs/cgroups';
+import { coreMetricsText } from './core-metrics';
 import type { Metrics } from './metrics';
 
 export interface MetricsServer {
@@ -17,6 +18,8 @@ export async function startMetricsServer(options: {
   worker: Pick<Worker, 'getState'>;
   /** said in /healthz: how this host keeps a run's processes together */
   containment: Containment;
+  /** where Temporal core serves its own metrics, relayed after treewarden's (workers/core-metrics.ts) */
+  coreMetrics?: string;
 }): Promise<MetricsServer> {
   const { metrics, worker } = options;
   const server = createServer((request, response) => {
@@ -30,8 +33,9 @@ export async function startMetricsServer(options: {
         .writeHead(state === 'RUNNING' ? 200 : 503, { 'content-type': 'application/json' })
         .end(JSON.stringify({ state, containment: options.containment.kind }));
     } else if (path === '/metrics') {
-      metrics.registry.metrics().then(
-        (text) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      const core = options.coreMetrics;
+      Promise.all([metrics.registry.metrics(), core ? coreMetricsText(core) : '']).then(
+        ([own, sdk]) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(own + sdk),
         (error: unknown) => response.writeHead(500).end(String(error)),
       );
     } else {

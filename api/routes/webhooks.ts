@@ -1,7 +1,7 @@
 /** Webhook subscriptions per company (board only): create, list, delete, and their deliveries. */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { NOTIFICATION_EVENTS } from '../../domain/notifications';
+import { isStandardWebhookSecret, NOTIFICATION_EVENTS } from '../../domain/notifications';
 import { notFound } from '../../domain/errors';
 import { safeString } from '../../domain/safe-input';
 import { permit } from '../../access/authority';
@@ -18,7 +18,13 @@ const createSchema = z
     url: safeString().max(2_000),
     events: z.array(z.enum(NOTIFICATION_EVENTS)).min(1, 'must name at least one event'),
     // a signing key the receiver already holds; generated when absent
-    secret: safeString().min(16, 'must be at least 16 characters').max(200).optional(),
+    secret: safeString()
+      .max(200)
+      .refine(
+        isStandardWebhookSecret,
+        'must be "whsec_" and the base64 of a key of at least 16 bytes (a Standard Webhooks secret)',
+      )
+      .optional(),
   })
   .strict();
 

@@ -72,3 +72,13 @@ export async function freePortsInRange(n: number, min: number, max: number, host
   }
   return [...ports];
 }
+
+/** True when nothing listens on `port` of `host` (a probe listen succeeds). */
+export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(false) : reject(error)));
+    srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolve(true)));
+  });
+}

@@ -3,12 +3,15 @@
  * signature format, and the addresses a webhook may not reach.
  */
 import { createHmac } from 'node:crypto';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import {
   isPrivateAddress,
+  isStandardWebhookSecret,
   notificationFor,
   notificationHash,
   signWebhook,
   verifyWebhook,
+  webhookHeaders,
   webhookUrlProblem,
   type RecordedWrite,
 } from '../../domain/notifications';
@@ -112,6 +115,43 @@ describe('signatures', () => {
     expect(verifyWebhook('other', { timestamp: '1700000000', signature }, body, 1_700_000_100)).toBe(false);
     expect(verifyWebhook('k', { timestamp: '1700000001', signature }, body, 1_700_000_100)).toBe(false);
     expect(verifyWebhook('k', { timestamp: '1700000000', signature }, body, 1_700_001_000)).toBe(false);
+  });
+});
+
+describe('Standard Webhooks headers', () => {
+  const secret = `whsec_${Buffer.from('a key of at least sixteen bytes').toString('base64')}`;
+
+  test('sign "<id>.<timestamp>.<body>" with the base64-decoded key, as the specification says', () => {
+    const body = '{"id":"n1"}';
+    const headers = webhookHeaders(secret, 'delivery-1', 1_700_000_000, body);
+    const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+    const mac = createHmac('sha256', key).update(`delivery-1.1700000000.${body}`).digest('base64');
+    expect(headers).toMatchObject({
+      'webhook-id': 'delivery-1',
+      'webhook-timestamp': '1700000000',
+      'webhook-signature': `v1,${mac}`,
+      'treewarden-delivery': 'delivery-1',
+      'treewarden-signature': signWebhook(secret, 1_700_000_000, body),
+    });
+  });
+
+  test("pass the standardwebhooks library's own verification, which refuses a tampered body", () => {
+    const now = Math.floor(Date.now() / 1000);
+    const headers = webhookHeaders(secret, 'delivery-2', now, '{"a":1}');
+    expect(new Webhook(secret).verify('{"a":1}', headers)).toEqual({ a: 1 });
+    expect(() => new Webhook(secret).verify('{"a":2}', headers)).toThrow(WebhookVerificationError);
+  });
+
+  test('a secret that is not a Standard Webhooks one gets the deprecated headers only', () => {
+    expect(isStandardWebhookSecret(secret)).toBe(true);
+    expect(isStandardWebhookSecret('receiver-secret-0123456789')).toBe(false);
+    expect(isStandardWebhookSecret(`whsec_${Buffer.from('short').toString('base64')}`)).toBe(false);
+    const headers = webhookHeaders('receiver-secret-0123456789', 'd', 1_700_000_000, '{}');
+    expect(Object.keys(headers).sort()).toEqual([
+      'treewarden-delivery',
+      'treewarden-signature',
+      'treewarden-timestamp',
+    ]);
   });
 });
 
