@@ -94,6 +94,7 @@ export async function applyPause(deps: Deps, holdId: string) {
       actor: { kind: 'system', companyId: hold.companyId },
     });
   });
+  // once the stops are requested; the activity is retried until it returns, so a crash before this re-runs it
   await recordSubtreeChange(deps.db, [hold.rootIssueId], 'tree_hold_applied');
   return getHoldWithMembers(deps, holdId);
 }

@@ -63,6 +63,7 @@ export async function releaseHold(deps: Deps, holdId: string, release: ReleaseAr
   }
   const { report, memberIds } = await resumeOwedWork(deps, hold);
   if (wakeAgents) await wakeOtherMembers(deps, hold.companyId, holdId, memberIds, report, actor);
+  // recorded with the release's last write, after its resumes: the watchdog never sees them half dispatched
   await deps.db.$transaction(async (tx) => {
     await tx.treeHold.update({
       where: { id: holdId },
