@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { stopFingerprint } from '../domain/watchdog';
-import { notifySubtreeChanged } from '../watchdogs/notify';
+import { recordSubtreeChange } from '../changes/record';
 import type { Harness } from '../testing/harness';
 import { inParallel } from './support';
 
@@ -142,8 +142,8 @@ export async function evaluatedSince(pool: pg.Pool, since: Date, watchdogIds: st
 
 /**
  * One change the way the API makes one: the write itself (the main app's business, sent through the
- * bench's uncounted pool), then treewarden's notification fan-out, `notifySubtreeChanged` (counted).
- * A status change is material (new stop fingerprint); a title change is bookkeeping (same fingerprint).
+ * bench's uncounted pool), then, for a material change, treewarden's change record (counted; a worker's dispatcher
+ * signals). A status change is material (new stop fingerprint); a title change is bookkeeping and records nothing.
  */
 export async function applyChange(
   h: Harness,
@@ -151,13 +151,15 @@ export async function applyChange(
   issueId: string,
   change: { status: string } | { title: string },
 ): Promise<void> {
-  if ('status' in change)
-    await pool.query(`UPDATE "Issue" SET status = $2::"IssueStatus", "updatedAt" = now() WHERE id = $1`, [
-      issueId,
-      change.status,
-    ]);
-  else await pool.query(`UPDATE "Issue" SET title = $2, "updatedAt" = now() WHERE id = $1`, [issueId, change.title]);
-  await notifySubtreeChanged(h.services, [issueId], 'issue_updated');
+  if ('title' in change) {
+    await pool.query(`UPDATE "Issue" SET title = $2, "updatedAt" = now() WHERE id = $1`, [issueId, change.title]);
+    return;
+  }
+  await pool.query(`UPDATE "Issue" SET status = $2::"IssueStatus", "updatedAt" = now() WHERE id = $1`, [
+    issueId,
+    change.status,
+  ]);
+  await recordSubtreeChange(h.services.db, [issueId], 'issue_updated');
 }
 
 /**

@@ -98,6 +98,11 @@ const schema = z.object({
    * commit's NOTIFY, and at each start or reconnection of a worker's listener; nothing polls)
    */
   TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS: duration.default(5_000),
+  /**
+   * how soon a worker tries again to signal the watchdogs above recorded subtree changes after a failed round
+   * (changes are signalled at the recording commit's NOTIFY, and at each start or reconnection; nothing polls)
+   */
+  TREEWARDEN_CHANGE_DISPATCH_RETRY_MS: duration.default(5_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -5,7 +5,7 @@ import { LIVE_RUN_STATUSES } from '../domain/statuses';
 import { logActivity } from '../db/activity-log';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from '../domain/concurrency';
 import type { Deps } from '../runtime/deps';
-import { notifySubtreeChanged } from '../watchdogs/notify';
+import { recordSubtreeChange } from '../changes/record';
 import { requestStop } from '../runs/runs';
 import { lockCompanyScheduling, subtree } from '../issues/tree';
 import { getHoldWithMembers } from './read';
@@ -94,6 +94,7 @@ export async function applyPause(deps: Deps, holdId: string) {
       actor: { kind: 'system', companyId: hold.companyId },
     });
   });
-  await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_applied');
+  // once the stops are requested; the activity is retried until it returns, so a crash before this re-runs it
+  await recordSubtreeChange(deps.db, [hold.rootIssueId], 'tree_hold_applied');
   return getHoldWithMembers(deps, holdId);
 }

@@ -8,7 +8,7 @@ import { ACTIONABLE_ISSUE_STATUSES, isInvokable, LIVE_RUN_STATUSES } from '../do
 import { logActivity } from '../db/activity-log';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from '../domain/concurrency';
 import type { Deps } from '../runtime/deps';
-import { notifySubtreeChanged } from '../watchdogs/notify';
+import { recordSubtreeChange } from '../changes/record';
 import { unreconciledIn } from '../runs/execution-blockers';
 import { subtree } from '../issues/tree';
 import { dispatchWake, wakeAndDispatch } from '../runs/wakes';
@@ -63,11 +63,14 @@ export async function releaseHold(deps: Deps, holdId: string, release: ReleaseAr
   }
   const { report, memberIds } = await resumeOwedWork(deps, hold);
   if (wakeAgents) await wakeOtherMembers(deps, hold.companyId, holdId, memberIds, report, actor);
-  await deps.db.treeHold.update({
-    where: { id: holdId },
-    data: { releaseResult: { releaseId, wakeAgents, ...report } as object },
+  // recorded with the release's last write, after its resumes: the watchdog never sees them half dispatched
+  await deps.db.$transaction(async (tx) => {
+    await tx.treeHold.update({
+      where: { id: holdId },
+      data: { releaseResult: { releaseId, wakeAgents, ...report } as object },
+    });
+    await recordSubtreeChange(tx, [hold.rootIssueId], 'tree_hold_released');
   });
-  await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_released');
   return report;
 }
 
@@ -114,7 +117,7 @@ export async function retryOwedResumes(deps: Deps, holdId: string): Promise<Resu
   if (hold.status !== 'released') throw new Error(`tree hold ${holdId} is ${hold.status}, not released`);
   const { report } = await resumeOwedWork(deps, hold);
   if (report.wakeFailures.length === 0)
-    await notifySubtreeChanged(deps, [hold.rootIssueId], 'tree_hold_resumes_retried');
+    await recordSubtreeChange(deps.db, [hold.rootIssueId], 'tree_hold_resumes_retried');
   return report;
 }
 

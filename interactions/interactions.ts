@@ -5,7 +5,7 @@ import { permitOnIssue } from '../access/authority';
 import type { Deps } from '../runtime/deps';
 import { issueInCompany } from '../issues/issues';
 import type { ScopedActor } from '../domain/actor';
-import { notifySubtreeChanged } from '../watchdogs/notify';
+import { recordSubtreeChange } from '../changes/record';
 
 export type InteractionAudience = 'anyone' | 'human_only' | 'not_creator';
 
@@ -42,9 +42,9 @@ export async function openInteraction(deps: Deps, actor: ScopedActor, issueId: s
       entityId: issueId,
       details,
     });
+    await recordSubtreeChange(tx, [issueId], 'interaction_created');
     return created;
   });
-  await notifySubtreeChanged(deps, [issueId], 'interaction_created');
   return interaction;
 }
 
@@ -109,8 +109,8 @@ export async function resolveInteraction(
       entityId: existing.issueId,
       details,
     });
+    await recordSubtreeChange(tx, [existing.issueId], 'interaction_resolved');
     return tx.interaction.findUniqueOrThrow({ where: { id: interactionId } });
   });
-  await notifySubtreeChanged(deps, [interaction.issueId], 'interaction_resolved');
   return interaction;
 }

@@ -7,7 +7,7 @@ import { isInvokable, type IssueStatus } from '../domain/statuses';
 import { logActivity } from '../db/activity-log';
 import { checkWatchdogStatusMove, deny, isWatchdogActor, permit, permitOnIssue } from '../access/authority';
 import type { Deps } from '../runtime/deps';
-import { notifySubtreeChanged } from '../watchdogs/notify';
+import { recordSubtreeChange } from '../changes/record';
 import { activeHoldsCovering } from './tree';
 import { upsertWatchdog, type WatchdogInput } from '../watchdogs/configuration';
 import { blockersOfIssue } from '../runs/execution-blockers';
@@ -99,10 +99,11 @@ export async function createIssue(
       details: { parentId: created.parentId, status: created.status },
     });
     if (input.watchdog) await upsertWatchdog(tx, created, input.watchdog, actor);
+    // a new issue is a new node (and maybe a new leaf) of every subtree above it
+    await recordSubtreeChange(tx, [created.id], 'issue_created');
     await onCreated?.(tx, presentIssue(created));
     return created;
   });
-  await notifySubtreeChanged(deps, [issue.id], 'issue_created');
   return presentIssue(issue);
 }
 
@@ -145,6 +146,9 @@ export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: strin
       include: { blockedBy: true },
     });
     if (input.comment?.trim()) await insertComment(tx, actor, issueId, input.comment.trim());
+    const blockersBefore = issue.blockedBy.map((b) => b.blockerIssueId);
+    if (materiallyChanged(issue, blockersBefore, input))
+      await recordSubtreeChange(tx, [issueId, ...blockersBefore, ...(input.blockedByIssueIds ?? [])], 'issue_updated');
     await logActivity(tx, {
       companyId: actor.companyId,
       actor,
@@ -155,7 +159,6 @@ export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: strin
     });
     return result;
   });
-  await notifySubtreeChanged(deps, [issueId, ...(input.blockedByIssueIds ?? [])], 'issue_updated');
   return presentIssue(updated);
 }
 
@@ -167,6 +170,19 @@ export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: strin
 async function refuseBoardMessageUnderHold(tx: Tx, actor: ScopedActor, issueId: string) {
   if (actor.kind === 'board' && (await activeHoldsCovering(tx, issueId)).length > 0)
     throw new AppError('conflict', 'this issue is paused by a tree hold; resume it before sending new messages');
+}
+
+/** A fingerprint input changed (status, assignee, blockers); a title or a comment alone is bookkeeping. */
+function materiallyChanged(
+  before: { status: string; assigneeAgentId: string | null },
+  blockersBefore: string[],
+  input: UpdateIssueInput,
+): boolean {
+  if (input.status !== undefined && input.status !== before.status) return true;
+  if (input.assigneeAgentId !== undefined && input.assigneeAgentId !== before.assigneeAgentId) return true;
+  if (!input.blockedByIssueIds) return false;
+  const after = new Set(input.blockedByIssueIds);
+  return after.size !== blockersBefore.length || blockersBefore.some((id) => !after.has(id));
 }
 
 async function insertComment(tx: Tx, actor: ScopedActor, issueId: string, body: string) {
@@ -204,7 +220,6 @@ export async function addComment(
     await onCreated?.(tx, created);
     return created;
   });
-  await notifySubtreeChanged(deps, [issueId], 'comment_added');
   return comment;
 }
 

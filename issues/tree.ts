@@ -33,27 +33,36 @@ export async function activeHoldsCovering(tx: Tx, issueId: string): Promise<{ id
 }
 
 /**
- * Active watchdogs whose watched issue is one of `issueIds` or above them. It runs on every change,
- * so it is one statement: the ancestor walk joined to the watchdogs and their titles (was three:
- * walk, watchdogs, titles; bench scenario 2).
+ * Active watchdogs whose watched issue is one of `issueIds` or above them, each with the ids among `issueIds` it is
+ * above (the change dispatcher gives each watchdog the reasons of its own changes). It runs once per dispatch
+ * round, so it is one statement: the ancestor walk joined to the watchdogs and their titles (was three: walk,
+ * watchdogs, titles; bench scenario 2).
  */
-export async function watchdogsAbove(
-  tx: Tx,
-  issueIds: string[],
-): Promise<{ id: string; companyId: string; issueId: string; issue: { title: string } }[]> {
+export async function watchdogsAbove(tx: Tx, issueIds: readonly string[]): Promise<WatchdogAbove[]> {
   const unique = [...new Set(issueIds)];
   if (unique.length === 0) return [];
-  const rows = await tx.$queryRaw<{ id: string; companyId: string; issueId: string; title: string }[]>`
+  const rows = await tx.$queryRaw<(Omit<WatchdogAbove, 'issue'> & { title: string })[]>`
     WITH RECURSIVE ${treeWalk({
       name: 'up',
       direction: 'up',
       from: Prisma.sql`FROM "Issue" i WHERE i.id = ANY(${unique}::uuid[])`,
+      carry: { changedId: Prisma.sql`i.id` },
       distinct: true,
     })}
-    SELECT w.id::text, w."companyId"::text, w."issueId"::text, i.title
-    FROM "Watchdog" w JOIN "Issue" i ON i.id = w."issueId"
-    WHERE w."activeIssueId" IN (SELECT id FROM up)`;
+    SELECT w.id::text, w."companyId"::text, w."issueId"::text, i.title,
+      array_agg(DISTINCT up."changedId"::text) AS "changedIssueIds"
+    FROM "Watchdog" w JOIN "Issue" i ON i.id = w."issueId" JOIN up ON up.id = w."activeIssueId"
+    GROUP BY w.id, i.id`;
   return rows.map(({ title, ...watchdog }) => ({ ...watchdog, issue: { title } }));
+}
+
+export interface WatchdogAbove {
+  id: string;
+  companyId: string;
+  issueId: string;
+  issue: { title: string };
+  /** the ones of the asked ids at or below this watchdog's issue */
+  changedIssueIds: string[];
 }
 
 /**

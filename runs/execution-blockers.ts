@@ -11,7 +11,7 @@ import { AppError, notFound } from '../domain/errors';
 import { emptyReport, type ResumeReport } from '../domain/hold-contract';
 import { logActivity } from '../db/activity-log';
 import type { Deps } from '../runtime/deps';
-import { notifySubtreeChanged } from '../watchdogs/notify';
+import { recordSubtreeChange } from '../changes/record';
 import { resumeIfOwed } from '../holds/resume';
 import { dispatchWake } from './wakes';
 
@@ -114,6 +114,8 @@ export async function resolveBlocker(
       entityId: existing.issueId,
       details: { blockerId, runId: existing.runId, resolution: input.resolution, note: input.note ?? null },
     });
+    // an active blocker is a material stop fact: its resolution re-arms the watchdog above
+    await recordSubtreeChange(tx, [existing.issueId], 'execution_blocker_resolved');
     await deps.orchestrator.startBlockerResolution({
       blockerId,
       companyId: actor.companyId,
@@ -122,8 +124,6 @@ export async function resolveBlocker(
     });
     return tx.executionBlocker.findUniqueOrThrow({ where: { id: blockerId } });
   });
-  // an active blocker is a material stop fact: its resolution re-arms the watchdog above
-  await notifySubtreeChanged(deps, [existing.issueId], 'execution_blocker_resolved');
   return presentBlocker(resolved);
 }
 

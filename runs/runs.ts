@@ -12,19 +12,21 @@ import { blockersByRun, unknownOutcomeBlocker, type PresentedBlocker } from './e
 import { issueInCompany } from '../issues/issues';
 import type { ScopedActor } from '../domain/actor';
 import type { Deps } from '../runtime/deps';
-import { notifySubtreeChanged } from '../watchdogs/notify';
+import { recordSubtreeChange } from '../changes/record';
 import { stopJobsOf } from './jobs';
 import { settleInterruptedRun } from '../holds/resume';
 import { emitFinding, reconcileSupersession } from './supervision';
 
 /** queued → running. False when the run was cancelled (e.g. by a pause) before it began. */
 export async function beginRun(deps: Deps, runId: string): Promise<boolean> {
-  const { count } = await deps.db.run.updateMany({
-    where: { id: runId, status: 'queued', stopRequestedAt: null },
-    data: { status: 'running', startedAt: new Date() },
+  return deps.db.$transaction(async (tx) => {
+    const { count } = await tx.run.updateMany({
+      where: { id: runId, status: 'queued', stopRequestedAt: null },
+      data: { status: 'running', startedAt: new Date() },
+    });
+    if (count === 1) await recordRunChange(tx, runId, 'run_started');
+    return count === 1;
   });
-  if (count === 1) await notifyForRun(deps, runId, 'run_started');
-  return count === 1;
 }
 
 /**
@@ -122,7 +124,10 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
     await emitFinding(deps, runId, 'failed-uninspected', { error: final.error });
   if (settled.status === 'succeeded') await reconcileSupersession(deps, settled.issueId);
   await settleInterruptedRun(deps, runId);
-  await notifyForRun(deps, runId, 'run_finished');
+  // Recorded after the follow-ups, not with the settlement: a watchdog evaluating between the two would see a
+  // settled run whose owed resume is not dispatched yet as a stopped leaf. Nothing is lost in between: the run's
+  // workflow settles it through the finishRun activity, retried until it returns, and every call records.
+  await recordRunChange(deps.db, runId, 'run_finished');
   return settled.status;
 }
 
@@ -257,7 +262,7 @@ async function lockRun(tx: Tx, runId: string) {
   return tx.run.findUniqueOrThrow({ where: { id: runId } });
 }
 
-async function notifyForRun(deps: Deps, runId: string, reason: string) {
-  const run = await deps.db.run.findUnique({ where: { id: runId }, select: { issueId: true } });
-  if (run) await notifySubtreeChanged(deps, [run.issueId], reason);
+async function recordRunChange(tx: Tx, runId: string, reason: string) {
+  const run = await tx.run.findUnique({ where: { id: runId }, select: { issueId: true } });
+  if (run) await recordSubtreeChange(tx, [run.issueId], reason);
 }

@@ -7,8 +7,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { workflowId } from '../domain/ids';
 import { RESERVED_CONTEXT_KEYS, RESERVED_WAKE_REASONS } from '../domain/run-directive';
 import { createWake, dispatchWake } from '../runs/wakes';
+import { subtreeChangedSignal } from '../workflows/definitions';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 import { companyFootprint } from './support/footprint';
 
@@ -240,7 +242,10 @@ describe('a review run whose watchdog', () => {
           data: { companyId: c.companyId, parentId, title: `level ${depth}`, status: 'done' },
         })
       ).id;
-    await h.request('POST', `/api/issues/${root.id}/comments`, c.token, { body: 'nudge' });
+    // the chain was inserted behind the API's back (no change recorded): a direct change signal evaluates it
+    await h.services.client.workflow
+      .getHandle(workflowId.taskWatchdog(root.id))
+      .signal(subtreeChangedSignal, { watchdogId, reason: 'nudge' });
     const { incompleteIssueIds } = await eventually('the evaluation found the subtree incomplete', async () => {
       const w = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdogId } });
       return w.incompleteIssueIds.length > 0 ? w : null;

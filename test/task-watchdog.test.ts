@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
 import { putWatchdog as putWatchdogRow, removeWatchdog } from '../watchdogs/configuration';
 import { recoverWorkflows } from '../workers/create-worker';
-import { watchdogStateQuery } from '../workflows/definitions';
+import { subtreeChangedSignal, watchdogStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
@@ -51,6 +51,13 @@ async function putWatchdog(c: { token: string }, issueId: string, agentId: strin
   const r = await h.request('PUT', `/api/issues/${issueId}/watchdog`, c.token, { agentId, instructions });
   expect([200, 201]).toContain(r.status);
   return r.body;
+}
+
+/** A change signal straight to the watchdog's workflow: an evaluation without a recorded change. */
+async function nudge(issueId: string, watchdogId: string) {
+  await h.services.client.workflow
+    .getHandle(workflowId.taskWatchdog(issueId))
+    .signal(subtreeChangedSignal, { watchdogId, reason: 'nudge' });
 }
 
 async function watchdogState(issueId: string) {
@@ -168,10 +175,12 @@ describe('evaluation', () => {
       reviewFingerprint: directive.taskWatchdog.fingerprint,
     });
 
-    // timestamps-only writes: comments and a no-op PATCH
+    // timestamps-only writes: comments and a no-op PATCH record no change (test/change-outbox.test.ts); evaluated
+    // anyway (a direct signal), they leave the fingerprint as it was
     const before = await watchdogState(root.id);
     await h.request('POST', `/api/issues/${leaf.id}/comments`, c.token, { body: 'just a note' });
     await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'done' });
+    await nudge(root.id, watchdog.id);
     await eventually(
       'evaluations after the bookkeeping writes',
       async () => (await watchdogState(root.id)).evaluations > before.evaluations,
@@ -285,7 +294,7 @@ describe('evaluation', () => {
       warn.mock.calls.filter(([fields]) => (fields as { watchdogId?: string }).watchdogId === watchdog.id).length;
     const evaluatedAs = async (expected: string) => {
       const before = (await watchdogState(root.id)).evaluations;
-      await h.request('POST', `/api/issues/${root.id}/comments`, c.token, { body: 'nudge' });
+      await nudge(root.id, watchdog.id);
       await eventually(`a fresh ${expected} evaluation`, async () => {
         const s = await watchdogState(root.id);
         return s.evaluations > before && s.pendingChanges === 0 && s.lastEvaluation?.state === expected;
@@ -312,7 +321,6 @@ describe('evaluation', () => {
     const handle = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
     const firstRunId = (await handle.describe()).runId;
     const before = await watchdogState(root.id);
-    const { subtreeChangedSignal } = await import('../workflows/definitions');
     const burst = () =>
       Promise.all(
         Array.from({ length: 300 }, () =>
@@ -359,7 +367,6 @@ describe('evaluation', () => {
     await eventually('first evaluation', async () => (await watchdogState(root.id)).evaluations >= 1);
     const before = await watchdogState(root.id);
     const handle = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
-    const { subtreeChangedSignal } = await import('../workflows/definitions');
     await Promise.all(
       Array.from({ length: 1000 }, () =>
         handle.signal(subtreeChangedSignal, { watchdogId: watchdog.id, reason: 'burst' }),

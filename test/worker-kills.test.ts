@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { workflowId } from '../domain/ids';
 import { ownedProcesses } from '../runs/process-table';
 import { runFiles } from '../runs/run-files';
+import { subtreeChangedSignal } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
@@ -105,7 +106,10 @@ test('a worker killed mid-evaluation still gives exactly one wake after recovery
         } | null
       )?.evaluatedAt ?? '';
     const first = await evaluatedAt();
-    await h.request('POST', `/api/issues/${root.id}/comments`, c.token, { body: 'bookkeeping only' });
+    // a comment records no change (test/change-outbox.test.ts): a direct change signal evaluates the same stop again
+    await h.services.client.workflow
+      .getHandle(workflowId.taskWatchdog(root.id))
+      .signal(subtreeChangedSignal, { watchdogId: put.body.id, reason: 'nudge' });
     await eventually('a later evaluation', async () => (await evaluatedAt()) > first, 60_000);
     expect(await wakes()).toBe(1);
     await fleetRestored();

@@ -7,6 +7,7 @@ import { isInvokable, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import { normalizeInstructions } from '../domain/watchdog';
 import { logActivity } from '../db/activity-log';
 import type { Deps } from '../runtime/deps';
+import { recordSubtreeChange } from '../changes/record';
 
 export interface WatchdogInput {
   agentId: string;
@@ -59,6 +60,8 @@ export async function upsertWatchdog(
         entityId: issue.id,
         details: { watchdogId: existing.id, agentId: input.agentId, revision: updated.revision },
       });
+      // the configuration is a fingerprint input
+      await recordSubtreeChange(tx, [issue.id], 'watchdog_updated');
     }
     return { watchdog: updated, created: false };
   }
@@ -86,6 +89,8 @@ export async function upsertWatchdog(
     entityId: issue.id,
     details: { watchdogId: watchdog.id, agentId: input.agentId },
   });
+  // the change starts the new watchdog's workflow (signal-with-start), which evaluates at once
+  await recordSubtreeChange(tx, [issue.id], 'watchdog_created');
   return { watchdog, created: true };
 }
 

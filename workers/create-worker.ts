@@ -11,6 +11,7 @@ import type { Metrics } from './metrics';
 import { forEachConcurrently } from '../domain/concurrency';
 import { activeWatchdogs } from '../watchdogs/configuration';
 import { startDeliveryDispatcher } from '../notifications/dispatcher';
+import { startChangeDispatcher } from '../changes/dispatcher';
 import { metricsInterceptor } from './metrics-interceptor';
 
 export interface WorkerOptions {
@@ -71,12 +72,16 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     getState: () => (shared.getState() !== 'RUNNING' ? shared.getState() : host.getState()),
     getStatus: () => shared.getStatus(),
     async run() {
-      // recorded notifications get their delivery workflows while this worker polls
-      const dispatcher = startDeliveryDispatcher(deps, deps.config.TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS);
+      // recorded notifications get their delivery workflows, and recorded changes reach their watchdogs, while
+      // this worker polls
+      const dispatchers = [
+        startDeliveryDispatcher(deps, deps.config.TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS),
+        startChangeDispatcher(deps, deps.config.TREEWARDEN_CHANGE_DISPATCH_RETRY_MS),
+      ];
       try {
         await Promise.all([shared.run().finally(() => stop(host)), host.run().finally(() => stop(shared))]);
       } finally {
-        await dispatcher.stop();
+        await Promise.all(dispatchers.map((d) => d.stop()));
       }
     },
     shutdown() {

@@ -8,7 +8,6 @@ import { jsonRecord, safeString } from '../../domain/safe-input';
 import { permit } from '../../access/authority';
 import type { Deps } from '../../runtime/deps';
 import { issueInCompany } from '../../issues/issues';
-import { notifySubtreeChanged } from '../../watchdogs/notify';
 import { activeWatchdogOf, putWatchdog, removeWatchdog } from '../../watchdogs/configuration';
 import { stopRevokedReviewRuns } from '../../watchdogs/review-runs';
 import { openInteraction, resolveInteraction } from '../../interactions/interactions';
@@ -106,7 +105,6 @@ export function registerWatchdogRoutes(app: FastifyInstance, deps: Deps) {
       const issue = await issueInCompany(deps.db, actor, issueId);
       const { watchdog, created } = await putWatchdog(deps, issue, body, actor);
       if (!created) await stopReviewRunsAfter(deps, watchdog.id, actor);
-      await notifySubtreeChanged(deps, [issueId], created ? 'watchdog_created' : 'watchdog_updated');
       return reply.status(created ? 201 : 200).send(presentWatchdog(watchdog));
     },
   );
