@@ -2,36 +2,91 @@
 import type { Actor } from '../domain/actor';
 import { reviewScope } from '../domain/review-authority';
 import { AppError } from '../domain/errors';
-import { isTerminalRunStatus } from '../domain/statuses';
+import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
 import { hashToken } from '../domain/tokens';
 import type { Deps } from '../runtime/deps';
 
+/** A run's calls are written down as its sign of life at most this often (and never more often than it is graded). */
+const SIGN_OF_LIFE_EVERY_MS = 5_000;
+
+/** The token, its run and the run's watchdog as they are now: one statement (issue 26, item 5). */
+interface TokenRow {
+  kind: 'admin' | 'board' | 'run';
+  companyId: string | null;
+  agentId: string | null;
+  runId: string | null;
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+  runStatus: RunStatus | null;
+  runIssueId: string | null;
+  runAgentId: string | null;
+  lastApiActivityAt: Date | null;
+  reviewFingerprint: string | null;
+  reviewWatchdogId: string | null;
+  watchdogId: string | null;
+  watchedIssueId: string | null;
+  watchdogAgentId: string | null;
+  watchdogStatus: string | null;
+  watchdogReviewIssueId: string | null;
+  incompleteIssueIds: string[] | null;
+}
+
+const readToken = (deps: Deps, tokenHash: string) =>
+  deps.db.$queryRaw<TokenRow[]>`
+    SELECT t.kind::text AS kind, t."companyId"::text AS "companyId", t."agentId"::text AS "agentId",
+      t."runId"::text AS "runId", t."revokedAt", t."expiresAt",
+      r.status::text AS "runStatus", r."issueId"::text AS "runIssueId", r."agentId"::text AS "runAgentId",
+      r."lastApiActivityAt", r."reviewFingerprint", r."reviewWatchdogId"::text AS "reviewWatchdogId",
+      w.id::text AS "watchdogId", w."issueId"::text AS "watchedIssueId", w."agentId"::text AS "watchdogAgentId",
+      w.status::text AS "watchdogStatus", w."reviewIssueId"::text AS "watchdogReviewIssueId",
+      w."incompleteIssueIds"::text[] AS "incompleteIssueIds"
+    FROM "ApiToken" t
+    LEFT JOIN "Run" r ON r.id = t."runId"
+    LEFT JOIN "Watchdog" w ON w.id = r."reviewWatchdogId"
+    WHERE t."tokenHash" = ${tokenHash}`;
+
 /** The actor of a board or run token; a run's call is a sign of life for the silent-run watchdog. */
 export async function actorOfToken(deps: Deps, secret: string): Promise<Actor> {
-  const token = await deps.db.apiToken.findUnique({ where: { tokenHash: hashToken(secret) } });
+  const [token] = await readToken(deps, hashToken(secret));
   if (!token || token.revokedAt) throw new AppError('unauthorized', 'invalid or revoked token');
   if (token.expiresAt && token.expiresAt.getTime() <= Date.now())
     throw new AppError('unauthorized', 'session expired: sign in again');
   if (token.kind === 'board' && token.companyId) return { kind: 'board', companyId: token.companyId };
   if (token.kind === 'run' && token.runId && token.companyId && token.agentId) {
-    const run = await deps.db.run.findUnique({ where: { id: token.runId }, include: { reviewWatchdog: true } });
-    if (!run || isTerminalRunStatus(run.status))
+    if (!token.runStatus || !token.runIssueId || !token.runAgentId || isTerminalRunStatus(token.runStatus))
       throw new AppError('unauthorized', 'run token expired: its run has ended');
-    // an API call made with the run's token is a sign of life for the silent-run watchdog
-    await deps.db.run.update({ where: { id: run.id }, data: { lastApiActivityAt: new Date() } });
-    const { reviewFingerprint } = run;
+    await noteSignOfLife(deps, token.runId, token.lastApiActivityAt);
+    const run = { agentId: token.runAgentId, issueId: token.runIssueId };
+    const watchdog = token.watchdogId
+      ? {
+          id: token.watchdogId,
+          issueId: token.watchedIssueId!,
+          agentId: token.watchdogAgentId!,
+          status: token.watchdogStatus!,
+          reviewIssueId: token.watchdogReviewIssueId,
+          incompleteIssueIds: token.incompleteIssueIds ?? [],
+        }
+      : null;
+    const { reviewFingerprint } = token;
     return {
       kind: 'run',
       companyId: token.companyId,
       agentId: token.agentId,
-      runId: run.id,
-      issueId: run.issueId,
+      runId: token.runId,
+      issueId: token.runIssueId,
       // authority from the server's rows only: the watchdog that woke the run, as it stands now
       watchdog:
         reviewFingerprint === null
           ? null
-          : reviewScope({ ...run, reviewFingerprint }, run.reviewWatchdogId, run.reviewWatchdog),
+          : reviewScope({ ...run, reviewFingerprint }, token.reviewWatchdogId, watchdog),
     };
   }
   throw new AppError('unauthorized', 'invalid token');
+}
+
+/** Written when the last one is older than the silence grading could tell apart, so most calls write nothing. */
+async function noteSignOfLife(deps: Deps, runId: string, last: Date | null): Promise<void> {
+  const everyMs = Math.min(SIGN_OF_LIFE_EVERY_MS, deps.config.TREEWARDEN_SUPERVISE_EVERY_MS);
+  if (last && Date.now() - last.getTime() < everyMs) return;
+  await deps.db.run.update({ where: { id: runId }, data: { lastApiActivityAt: new Date() } });
 }
