@@ -8,6 +8,7 @@ import { adapterSchema } from '../domain/adapter';
 import type { ErrorCode } from '../domain/errors';
 import { AGENT_STATUSES, ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
 import { VERDICT_ACTIONS, type Verdict as VerdictName } from '../domain/supervision';
+import { WATCHDOG_MODES } from '../domain/watchdog';
 
 /** Named shapes: `components.schemas` of the document (their `$ref`s are resolved against it). */
 export const componentRegistry = z.registry<{ id: string }>();
@@ -203,6 +204,7 @@ export const Watchdog = named(
     issueId: uuid,
     agentId: uuid,
     instructions: z.string().nullable(),
+    mode: z.enum(WATCHDOG_MODES),
     status: z.enum(['active', 'disabled']),
     revision: z.number(),
     reviewIssueId: uuid.nullable(),

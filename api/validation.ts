@@ -8,6 +8,7 @@ import { AppError } from '../domain/errors';
 import { uuidSchema } from '../domain/ids';
 import { safeString } from '../domain/safe-input';
 import { ISSUE_STATUSES } from '../domain/statuses';
+import { WATCHDOG_MODES } from '../domain/watchdog';
 import type { ScopedActor } from '../domain/actor';
 
 /** Path parameters, each a UUID: as a route's `params` schema, a malformed id is a 400 naming it. */
@@ -26,5 +27,9 @@ export function companyActor(actor: Actor): ScopedActor {
 export const titleSchema = safeString().trim().min(1, 'must not be empty').max(500);
 export const issueStatusSchema = z.enum(ISSUE_STATUSES);
 export const watchdogBodySchema = z
-  .object({ agentId: uuidSchema, instructions: safeString().max(20_000).nullable().optional() })
+  .object({
+    agentId: uuidSchema,
+    instructions: safeString().max(20_000).nullable().optional(),
+    mode: z.enum(WATCHDOG_MODES).optional().meta({ description: 'review (the default) or observe' }),
+  })
   .strict();

@@ -404,6 +404,8 @@ export interface paths {
                             /** Format: uuid */
                             agentId: string;
                             instructions?: string | null;
+                            /** @enum {string} */
+                            mode?: "review" | "observe";
                         };
                     };
                 };
@@ -923,6 +925,8 @@ export interface paths {
                         /** Format: uuid */
                         agentId: string;
                         instructions?: string | null;
+                        /** @enum {string} */
+                        mode?: "review" | "observe";
                     };
                 };
             };
@@ -2577,6 +2581,8 @@ export interface components {
             issueId: string;
             agentId: string;
             instructions: string | null;
+            /** @enum {string} */
+            mode: "review" | "observe";
             /** @enum {string} */
             status: "active" | "disabled";
             revision: number;

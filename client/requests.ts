@@ -36,6 +36,8 @@ export interface UpdateAgentRequest {
 export interface WatchdogConfig {
   agentId: string;
   instructions?: string | null;
+  /** `review` (the default): a new stop wakes the agent; `observe`: it is recorded and notified, nobody woken */
+  mode?: 'review' | 'observe';
 }
 
 export interface ResolveBlockerRequest {

@@ -44,8 +44,9 @@ export interface EvaluationSummary {
   /**
    * `review_running`: a new stop was seen while the review run is queued or running; it is recorded
    * (`fingerprint`, lastObservedFingerprint) and not dispatched. The run's end re-evaluates once.
+   * `observed`: an observe-mode watchdog saw a stop; it is recorded and notified once, nobody is woken.
    */
-  state: EvaluationState | 'already_reviewed' | 'review_running' | 'removed';
+  state: EvaluationState | 'already_reviewed' | 'review_running' | 'observed' | 'removed';
   fingerprint: string | null;
   lastReviewedFingerprint: string | null;
   includedCount: number;
@@ -169,6 +170,10 @@ export function isReviewDisposition(status: string, assigneeAgentId: string | nu
   if (status === 'done' || status === 'blocked') return true;
   return status === 'in_review' && assigneeAgentId !== watchdogAgentId;
 }
+
+/** What a watchdog does with a new stop: wake its agent on the review task, or only record and notify it. */
+export const WATCHDOG_MODES = ['review', 'observe'] as const;
+export type WatchdogMode = (typeof WATCHDOG_MODES)[number];
 
 export function normalizeInstructions(instructions: string | null | undefined): string | null {
   const trimmed = instructions?.trim() ?? '';

@@ -4,7 +4,7 @@ import { isUniqueViolation } from '../db/prisma';
 import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
 import { isInvokable, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
-import { normalizeInstructions } from '../domain/watchdog';
+import { normalizeInstructions, type WatchdogMode } from '../domain/watchdog';
 import { logActivity } from '../db/activity-log';
 import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
@@ -12,6 +12,8 @@ import { recordSubtreeChange } from '../changes/record';
 export interface WatchdogInput {
   agentId: string;
   instructions?: string | null;
+  /** `review` unless said: a PUT states the whole configuration */
+  mode?: WatchdogMode;
 }
 
 /** Validates the agent for a watchdog: same company, invokable. Throws the documented refusals. */
@@ -42,13 +44,15 @@ export async function upsertWatchdog(
   assertWatchable(issue);
   await assertWatchdogAgent(tx, issue.companyId, input.agentId);
   const instructions = normalizeInstructions(input.instructions);
+  const mode = input.mode ?? 'review';
   const existing = await tx.watchdog.findUnique({ where: { activeIssueId: issue.id } });
   if (existing) {
-    const changed = existing.agentId !== input.agentId || existing.instructions !== instructions;
+    const changed =
+      existing.agentId !== input.agentId || existing.instructions !== instructions || existing.mode !== mode;
     const updated = changed
       ? await tx.watchdog.update({
           where: { id: existing.id },
-          data: { agentId: input.agentId, instructions, revision: { increment: 1 } },
+          data: { agentId: input.agentId, instructions, mode, revision: { increment: 1 } },
         })
       : existing;
     if (changed) {
@@ -58,7 +62,7 @@ export async function upsertWatchdog(
         action: 'issue.watchdog_updated',
         entityType: 'issue',
         entityId: issue.id,
-        details: { watchdogId: existing.id, agentId: input.agentId, revision: updated.revision },
+        details: { watchdogId: existing.id, agentId: input.agentId, mode, revision: updated.revision },
       });
       // the configuration is a fingerprint input
       await recordSubtreeChange(tx, [issue.id], 'watchdog_updated');
@@ -78,6 +82,7 @@ export async function upsertWatchdog(
       activeIssueId: issue.id,
       agentId: input.agentId,
       instructions,
+      mode,
       reviewIssueId: previous?.reviewIssueId ?? null,
     },
   });
@@ -87,7 +92,7 @@ export async function upsertWatchdog(
     action: 'issue.watchdog_created',
     entityType: 'issue',
     entityId: issue.id,
-    details: { watchdogId: watchdog.id, agentId: input.agentId },
+    details: { watchdogId: watchdog.id, agentId: input.agentId, mode },
   });
   // the change starts the new watchdog's workflow (signal-with-start), which evaluates at once
   await recordSubtreeChange(tx, [issue.id], 'watchdog_created');

@@ -14,7 +14,7 @@ import {
   type EvaluationSummary,
 } from '../domain/watchdog';
 import { logSystemActivity } from '../db/activity-log';
-import { loadEvaluationInput } from './subtree-snapshot';
+import { loadEvaluationInput, type WatchdogSnapshot } from './subtree-snapshot';
 import type { Deps } from '../runtime/deps';
 import { createWake, dispatchWake } from '../runs/wakes';
 
@@ -95,10 +95,47 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
   await recordIncompleteness(deps, watchdog, result);
   if (result.state !== 'stopped') return persist(deps, watchdogId, summary(result.state));
   if (result.fingerprint === lastReviewed) return persist(deps, watchdogId, summary('already_reviewed'));
+  if (watchdog.mode === 'observe') {
+    await recordObservedStop(deps, watchdog, result);
+    return persist(deps, watchdogId, summary('observed'), result.fingerprint);
+  }
   const trigger = await triggerReview(deps, watchdogId, result);
   if (trigger.kind === 'review_running')
     return persist(deps, watchdogId, summary('review_running'), result.fingerprint);
   return persist(deps, watchdogId, summary('stopped', trigger.woke, trigger.reviewIssueId), result.fingerprint);
+}
+
+/**
+ * Observe mode (seed 001's classifier): a new stop is recorded, with its notification, once per fingerprint, and
+ * nobody is woken. Switching the watchdog to review mode later wakes its agent for the stop then current.
+ */
+async function recordObservedStop(deps: Deps, watchdog: WatchdogSnapshot, result: Classification) {
+  const fingerprint = result.fingerprint!;
+  await deps.db.$transaction(async (tx) => {
+    // the evaluation that first sees this stop records it; a repeat (or a racing evaluation) finds it recorded
+    const { count } = await tx.watchdog.updateMany({
+      where: {
+        id: watchdog.id,
+        status: 'active',
+        OR: [{ lastObservedFingerprint: null }, { lastObservedFingerprint: { not: fingerprint } }],
+      },
+      data: { lastObservedFingerprint: fingerprint, triggerCount: { increment: 1 }, lastTriggeredAt: new Date() },
+    });
+    if (count === 0) return;
+    await logSystemActivity(tx, watchdog.companyId, {
+      action: 'issue.task_watchdog_triggered',
+      entityType: 'issue',
+      entityId: watchdog.issueId,
+      details: {
+        source: 'task_watchdogs.evaluate',
+        mode: 'observe',
+        watchdogId: watchdog.id,
+        reviewIssueId: null,
+        stopFingerprint: fingerprint,
+        stoppedLeaves: result.stoppedLeaves.map((l) => l.id),
+      },
+    });
+  });
 }
 
 async function persist(deps: Deps, watchdogId: string, summary: EvaluationSummary, observed?: string | null) {

@@ -5,7 +5,7 @@
  */
 import { Prisma, type Db } from '../db/prisma';
 import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
-import { MAX_WATCHDOG_DEPTH, NO_IDS, type SubtreeNode } from '../domain/watchdog';
+import { MAX_WATCHDOG_DEPTH, NO_IDS, type SubtreeNode, type WatchdogMode } from '../domain/watchdog';
 import { treeWalk } from '../issues/tree-walk';
 
 /** What an evaluation reads of its watchdog. */
@@ -16,7 +16,10 @@ export interface WatchdogSnapshot {
   issueId: string;
   agentId: string;
   instructions: string | null;
+  mode: WatchdogMode;
   reviewIssueId: string | null;
+  /** the stop the last evaluation saw (an observe-mode watchdog records each one once) */
+  lastObservedFingerprint: string | null;
   lastReviewedFingerprint: string | null;
   pendingReviewFingerprint: string | null;
   incompleteIssueIds: string[];
@@ -132,8 +135,9 @@ export async function loadEvaluationInput(db: Db, watchdogId: string): Promise<E
       json_build_object(
         'watchdog', (SELECT json_build_object(
           'id', id, 'status', status, 'companyId', "companyId", 'issueId', "issueId", 'agentId', "agentId",
-          'instructions', instructions, 'reviewIssueId', "reviewIssueId",
-          'lastReviewedFingerprint', "lastReviewedFingerprint", 'pendingReviewFingerprint', "pendingReviewFingerprint",
+          'instructions', instructions, 'mode', mode, 'reviewIssueId', "reviewIssueId",
+          'lastObservedFingerprint', "lastObservedFingerprint", 'lastReviewedFingerprint', "lastReviewedFingerprint",
+          'pendingReviewFingerprint', "pendingReviewFingerprint",
           'incompleteIssueIds', "incompleteIssueIds") FROM wd),
         'review', (SELECT json_build_object('id', i.id, 'status', i.status, 'assigneeAgentId', i."assigneeAgentId")
           FROM wd JOIN "Issue" i ON i.id = wd."reviewIssueId" WHERE wd."pendingReviewFingerprint" IS NOT NULL)

@@ -21,6 +21,7 @@ const presentWatchdog = (w: {
   issueId: string;
   agentId: string;
   instructions: string | null;
+  mode: string;
   status: string;
   revision: number;
   reviewIssueId: string | null;
@@ -37,6 +38,7 @@ const presentWatchdog = (w: {
   issueId: w.issueId,
   agentId: w.agentId,
   instructions: w.instructions,
+  mode: w.mode,
   status: w.status,
   revision: w.revision,
   reviewIssueId: w.reviewIssueId,
