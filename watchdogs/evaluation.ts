@@ -12,6 +12,7 @@ import {
   WATCHDOG_DENIED_OPERATIONS,
   type Classification,
   type EvaluationSummary,
+  type WatchdogMode,
 } from '../domain/watchdog';
 import { logSystemActivity } from '../db/activity-log';
 import { loadEvaluationInput, type WatchdogSnapshot } from './subtree-snapshot';
@@ -122,19 +123,28 @@ async function recordObservedStop(deps: Deps, watchdog: WatchdogSnapshot, result
       data: { lastObservedFingerprint: fingerprint, triggerCount: { increment: 1 }, lastTriggeredAt: new Date() },
     });
     if (count === 0) return;
-    await logSystemActivity(tx, watchdog.companyId, {
-      action: 'issue.task_watchdog_triggered',
-      entityType: 'issue',
-      entityId: watchdog.issueId,
-      details: {
-        source: 'task_watchdogs.evaluate',
-        mode: 'observe',
-        watchdogId: watchdog.id,
-        reviewIssueId: null,
-        stopFingerprint: fingerprint,
-        stoppedLeaves: result.stoppedLeaves.map((l) => l.id),
-      },
-    });
+    await logStopTriggered(tx, watchdog, result, { mode: 'observe', reviewIssueId: null });
+  });
+}
+
+/** The audit record (and, through it, the `watchdog_stopped` notification) of a new stop. */
+function logStopTriggered(
+  tx: Tx,
+  watchdog: { id: string; companyId: string; issueId: string },
+  result: Classification,
+  how: { mode: WatchdogMode; reviewIssueId: string | null; wakeRequestId?: string },
+) {
+  return logSystemActivity(tx, watchdog.companyId, {
+    action: 'issue.task_watchdog_triggered',
+    entityType: 'issue',
+    entityId: watchdog.issueId,
+    details: {
+      source: 'task_watchdogs.evaluate',
+      watchdogId: watchdog.id,
+      stopFingerprint: result.fingerprint,
+      stoppedLeaves: result.stoppedLeaves.map((l) => l.id),
+      ...how,
+    },
   });
 }
 
@@ -226,18 +236,10 @@ async function triggerReview(deps: Deps, watchdogId: string, result: Classificat
         where: { id: watchdogId },
         data: { pendingReviewFingerprint: fingerprint, triggerCount: { increment: 1 }, lastTriggeredAt: new Date() },
       });
-      await logSystemActivity(tx, watchdog.companyId, {
-        action: 'issue.task_watchdog_triggered',
-        entityType: 'issue',
-        entityId: watchdog.issueId,
-        details: {
-          source: 'task_watchdogs.evaluate',
-          watchdogId,
-          reviewIssueId: reviewIssue.id,
-          stopFingerprint: fingerprint,
-          stoppedLeaves: result.stoppedLeaves.map((l) => l.id),
-          wakeRequestId: wake.wake.id,
-        },
+      await logStopTriggered(tx, watchdog, result, {
+        mode: 'review',
+        reviewIssueId: reviewIssue.id,
+        wakeRequestId: wake.wake.id,
       });
     }
     return { wakeId: wake.wake.id, created: wake.created, reviewIssueId: reviewIssue.id };
