@@ -9,7 +9,7 @@ import type { Deps } from '../runtime/deps';
 /** A run's calls are written down as its sign of life at most this often (and never more often than it is graded). */
 const SIGN_OF_LIFE_EVERY_MS = 5_000;
 
-/** The token, its run and the run's watchdog as they are now: one statement (issue 26, item 5). */
+/** The token and its run as they are now: one statement (issue 26, item 5). */
 interface TokenRow {
   kind: 'admin' | 'board' | 'run';
   companyId: string | null;
@@ -23,12 +23,6 @@ interface TokenRow {
   lastApiActivityAt: Date | null;
   reviewFingerprint: string | null;
   reviewWatchdogId: string | null;
-  watchdogId: string | null;
-  watchedIssueId: string | null;
-  watchdogAgentId: string | null;
-  watchdogStatus: string | null;
-  watchdogReviewIssueId: string | null;
-  incompleteIssueIds: string[] | null;
 }
 
 const readToken = (deps: Deps, tokenHash: string) =>
@@ -36,13 +30,8 @@ const readToken = (deps: Deps, tokenHash: string) =>
     SELECT t.kind::text AS kind, t."companyId"::text AS "companyId", t."agentId"::text AS "agentId",
       t."runId"::text AS "runId", t."revokedAt", t."expiresAt",
       r.status::text AS "runStatus", r."issueId"::text AS "runIssueId", r."agentId"::text AS "runAgentId",
-      r."lastApiActivityAt", r."reviewFingerprint", r."reviewWatchdogId"::text AS "reviewWatchdogId",
-      w.id::text AS "watchdogId", w."issueId"::text AS "watchedIssueId", w."agentId"::text AS "watchdogAgentId",
-      w.status::text AS "watchdogStatus", w."reviewIssueId"::text AS "watchdogReviewIssueId",
-      w."incompleteIssueIds"::text[] AS "incompleteIssueIds"
-    FROM "ApiToken" t
-    LEFT JOIN "Run" r ON r.id = t."runId"
-    LEFT JOIN "Watchdog" w ON w.id = r."reviewWatchdogId"
+      r."lastApiActivityAt", r."reviewFingerprint", r."reviewWatchdogId"::text AS "reviewWatchdogId"
+    FROM "ApiToken" t LEFT JOIN "Run" r ON r.id = t."runId"
     WHERE t."tokenHash" = ${tokenHash}`;
 
 /** The actor of a board or run token; a run's call is a sign of life for the silent-run watchdog. */
@@ -57,17 +46,21 @@ export async function actorOfToken(deps: Deps, secret: string): Promise<Actor> {
       throw new AppError('unauthorized', 'run token expired: its run has ended');
     await noteSignOfLife(deps, token.runId, token.lastApiActivityAt);
     const run = { agentId: token.runAgentId, issueId: token.runIssueId };
-    const watchdog = token.watchdogId
-      ? {
-          id: token.watchdogId,
-          issueId: token.watchedIssueId!,
-          agentId: token.watchdogAgentId!,
-          status: token.watchdogStatus!,
-          reviewIssueId: token.watchdogReviewIssueId,
-          incompleteIssueIds: token.incompleteIssueIds ?? [],
-        }
+    const { reviewFingerprint, reviewWatchdogId } = token;
+    // a review run's watchdog as it stands now; the one statement more is only ever a review run's
+    const watchdog = reviewWatchdogId
+      ? await deps.db.watchdog.findUnique({
+          where: { id: reviewWatchdogId },
+          select: {
+            id: true,
+            issueId: true,
+            agentId: true,
+            status: true,
+            reviewIssueId: true,
+            incompleteIssueIds: true,
+          },
+        })
       : null;
-    const { reviewFingerprint } = token;
     return {
       kind: 'run',
       companyId: token.companyId,
@@ -76,9 +69,7 @@ export async function actorOfToken(deps: Deps, secret: string): Promise<Actor> {
       issueId: token.runIssueId,
       // authority from the server's rows only: the watchdog that woke the run, as it stands now
       watchdog:
-        reviewFingerprint === null
-          ? null
-          : reviewScope({ ...run, reviewFingerprint }, token.reviewWatchdogId, watchdog),
+        reviewFingerprint === null ? null : reviewScope({ ...run, reviewFingerprint }, reviewWatchdogId, watchdog),
     };
   }
   throw new AppError('unauthorized', 'invalid token');

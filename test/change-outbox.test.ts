@@ -94,7 +94,8 @@ test('a committed material write that nobody signalled reaches its watchdog once
   try {
     await eventually('the wake for the new stop', async () => (await watchdogWakes(watchdogId)) === 2);
     await eventually('the change row delivered', async () => (await changesOf(leaf.id)) === 0);
-    expect(await changeSignals(root.id)).toContain('issue_updated');
+    // a round coalesces what it finds: the PATCH's change may share its signal with another one
+    expect((await changeSignals(root.id)).some((reasons) => reasons.split(',').includes('issue_updated'))).toBe(true);
   } finally {
     await dispatcher.stop();
   }
@@ -130,7 +131,8 @@ test('a round whose signals fail keeps its changes, and a later round delivers e
       await eventually('the wake for the new stop', async () => (await watchdogWakes(watchdogId)) === 2);
     const leafIds = trees.map((t) => t.leaf.id);
     await eventually('every change row delivered', async () => (await changesOf(...leafIds)) === 0);
-    for (const { root } of trees) expect(await changeSignals(root.id)).toContain('issue_updated');
+    for (const { root } of trees)
+      expect((await changeSignals(root.id)).some((reasons) => reasons.split(',').includes('issue_updated'))).toBe(true);
   } finally {
     await dispatcher.stop();
   }
@@ -180,7 +182,10 @@ test('a title edit and a comment under a watched issue signal nothing', async ()
       const interaction = since.findIndex((reason) => reason.includes('interaction_created'));
       return interaction >= 0 ? since.slice(0, interaction + 1) : null;
     });
-    expect(signals).toEqual(['interaction_created']);
+    // whatever else a round coalesced with it (a review run's end), nothing of the bookkeeping arrived
+    const reasons = signals.flatMap((r) => r.split(','));
+    expect(reasons).toContain('interaction_created');
+    expect(reasons.filter((r) => r === 'issue_updated' || r === 'comment_added')).toEqual([]);
   } finally {
     await dispatcher.stop();
   }

@@ -156,15 +156,24 @@ describe('a database that stops answering', () => {
 });
 
 describe('a failure after the commit', () => {
-  test('a comment whose watchdog signal cannot be sent is still 201, and the signal arrives once the database answers', async () => {
+  test('a material write whose change cannot be dispatched yet is still 201, and its change arrives once the database answers', async () => {
     const c = await seedCompany(h);
     const watcher = await c.agent();
     const root = await c.issue({ title: 'ship feature', watchdog: { agentId: watcher.id } });
     const handle = h.services.client.workflow.getHandle(workflowId.taskWatchdog(root.id));
-    const before = await eventually('the watchdog evaluated', async () => {
+    await eventually('the watchdog evaluated', async () => {
       const state = await handle.query(watchdogStateQuery);
       return state.evaluations > 0 && state.pendingChanges === 0 ? state : null;
     });
+    /** How many `subtreeChanged` signals the watchdog received for a created issue (its root's own is one). */
+    const creations = async () =>
+      ((await handle.fetchHistory()).events ?? []).filter((e) => {
+        const signal = e.workflowExecutionSignaledEventAttributes;
+        if (signal?.signalName !== 'subtreeChanged') return false;
+        const { reason } = JSON.parse(Buffer.from(signal.input!.payloads![0].data!).toString()) as { reason: string };
+        return reason.includes('issue_created');
+      }).length;
+    const before = await creations();
     // another session holds the watchdog table: the write commits, finding the watchdogs to signal cannot
     const locker = new PgClient({ connectionString: h.env.DATABASE_URL });
     await locker.connect();
@@ -172,30 +181,19 @@ describe('a failure after the commit', () => {
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE "Watchdog" IN ACCESS EXCLUSIVE MODE');
-      const first = await post(
-        `/api/issues/${root.id}/comments`,
-        c.token,
-        { body: 'the tests pass locally' },
-        'comment-1',
-      );
+      const child = { title: 'follow-up', parentId: root.id };
+      const first = await post(`/api/companies/${c.companyId}/issues`, c.token, child, 'child-1');
       expect(first.status).toBe(201);
+      expect(await creations()).toBe(before);
       await locker.query('ROLLBACK');
       released = true;
-      expect(await h.services.db.comment.count({ where: { issueId: root.id } })).toBe(1);
-      await eventually(
-        'the retried signal',
-        async () => (await handle.query(watchdogStateQuery)).changesReceived > before.changesReceived,
-      );
+      expect(await h.services.db.issue.count({ where: { parentId: root.id, title: 'follow-up' } })).toBe(1);
+      await eventually('the change delivered', async () => (await creations()) === before + 1);
 
       // the client did not trust the answer and retries with the same key: nothing new is written
-      const retry = await post(
-        `/api/issues/${root.id}/comments`,
-        c.token,
-        { body: 'the tests pass locally' },
-        'comment-1',
-      );
+      const retry = await post(`/api/companies/${c.companyId}/issues`, c.token, child, 'child-1');
       expect(retry).toMatchObject({ status: 201, replayed: 'true', body: first.body });
-      expect(await h.services.db.comment.count({ where: { issueId: root.id } })).toBe(1);
+      expect(await h.services.db.issue.count({ where: { parentId: root.id, title: 'follow-up' } })).toBe(1);
     } finally {
       if (!released) await locker.query('ROLLBACK');
       await locker.end();
