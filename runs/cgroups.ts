@@ -138,13 +138,12 @@ export function killCgroup(path: string): void {
 }
 
 /** Removes an empty cgroup; one that still has members stays (the orphan sweep stops them, then removes it). */
-export function removeCgroup(path: string | null): boolean {
-  if (!path) return true;
+export function removeCgroup(path: string | null): void {
+  if (!path) return;
   try {
     rmdirSync(path);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  } catch {
+    // still has members (EBUSY), or already gone
   }
 }
 

@@ -3,19 +3,10 @@
  * tells a saturated server from a starved worker). Core serves them on a loopback port of its own; the worker's
  * `/metrics` relays that text beside treewarden's, so one scrape target per worker shows both.
  */
-import net from 'node:net';
+import { freePort } from '../scripts/provision/ports';
 
 /** A free loopback address for core's exporter (asked of the kernel, then released for core to bind). */
-export function coreMetricsAddress(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(`127.0.0.1:${port}`));
-    });
-  });
-}
+export const coreMetricsAddress = async (): Promise<string> => `127.0.0.1:${await freePort()}`;
 
 /** Core's metrics as Prometheus text; a comment saying why when they cannot be had (treewarden's are still served). */
 export async function coreMetricsText(address: string, timeoutMs = 2_000): Promise<string> {
