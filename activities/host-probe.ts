@@ -5,7 +5,7 @@
 import type { HostProbe, HostProbeRequest } from '../domain/host-probe';
 import type { Deps } from '../runtime/deps';
 import { assertOwningHost } from '../runs/host-stops';
-import { modifiedAt, ownedProcesses, writersAlive } from '../runs/process-table';
+import { modifiedAt, ownedProcesses, writersAlive } from '../processes/process-table';
 import { runFiles } from '../runs/run-files';
 import { readFileSync } from 'node:fs';
 

@@ -3,8 +3,10 @@ import type { PauseApplied, ReleaseArgs } from '../domain/hold-contract';
 import type { Deps } from '../runtime/deps';
 import { applyPause } from '../holds/pause';
 import { releaseHold, retryOwedResumes } from '../holds/release';
+import { claimReleaseFanOut, finishReleaseFanOut } from '../holds/release-cap';
 import { beginRun, finishRun, type RunOutcome } from '../runs/runs';
-import { evaluateWatchdog } from '../watchdogs/evaluation';
+import { claimRunWithinCompanyCap, offerCompanyCapSlots } from '../runs/company-cap';
+import { evaluateWatchdog, watchdogChangedSinceEvaluation } from '../watchdogs/evaluation';
 import { finishJob } from '../runs/jobs';
 import { resumeAfterResolution } from '../runs/execution-blockers';
 import { hostOf, recordNothingStarted, recordStopPending, type StopTarget } from '../runs/host-stops';
@@ -13,15 +15,25 @@ import type { HostProbeRequest } from '../domain/host-probe';
 import { probeHost } from './host-probe';
 import { executeJob, stopJobProcesses } from './job-runner';
 import { executeRun, stopProcessGroup } from './run-adapter';
+import { adoptRun } from './run-adoption';
 import { deliverWebhook, markWebhookDeliveryDead } from './webhook-delivery';
+import { runRetentionPass } from '../retention/retention';
 
 export function createActivities(deps: Deps) {
   return {
     beginRun: (runId: string) => beginRun(deps, runId),
-    executeRun: (runId: string) => executeRun(deps, runId),
-    finishRun: (runId: string, outcome: RunOutcome) => finishRun(deps, runId, outcome),
+    claimRunWithinCompanyCap: (runId: string) => claimRunWithinCompanyCap(deps, runId),
+    // heartbeating from its first statement: under load the work before the agent starts (database writes, the
+    // capsule) can outlast a heartbeat timeout, and a run timed out then has no agent to adopt
+    executeRun: (runId: string) => withHeartbeat(() => executeRun(deps, runId)),
+    async finishRun(runId: string, outcome: RunOutcome) {
+      const status = await finishRun(deps, runId, outcome);
+      await offerCompanyCapSlots(deps, runId);
+      return status;
+    },
     // host-affine: scheduled on the owning host's queue (`<task queue>-host:<hostId>`) only
     stopProcessGroup: (runId: string) => stopProcessGroup(deps, runId),
+    adoptRun: (runId: string) => adoptRun(deps, runId),
     stopJobProcesses: (jobId: string) => stopJobProcesses(deps, jobId),
     probeHost: (request: HostProbeRequest) => probeHost(deps, request),
 
@@ -34,6 +46,7 @@ export function createActivities(deps: Deps) {
     finishJob: (jobId: string, outcome: Parameters<typeof finishJob>[2]) => finishJob(deps, jobId, outcome),
 
     evaluateWatchdog: (watchdogId: string) => withHeartbeat(() => evaluateWatchdog(deps, watchdogId)),
+    watchdogChangedSinceEvaluation: (watchdogId: string) => watchdogChangedSinceEvaluation(deps, watchdogId),
     async isWatchdogActive(watchdogId: string): Promise<boolean> {
       const row = await deps.db.watchdog.findUnique({ where: { id: watchdogId }, select: { status: true } });
       return row?.status === 'active';
@@ -47,12 +60,16 @@ export function createActivities(deps: Deps) {
         interruptedRunIds: hold.members.flatMap((m) => (m.interruptedRunId ? [m.interruptedRunId] : [])),
       };
     },
+    claimReleaseFanOut: (holdId: string) => claimReleaseFanOut(deps, holdId),
+    finishReleaseFanOut: (holdId: string) => finishReleaseFanOut(deps, holdId),
     releaseHold: (holdId: string, release: ReleaseArgs) => withHeartbeat(() => releaseHold(deps, holdId, release)),
     retryOwedResumes: (holdId: string) => withHeartbeat(() => retryOwedResumes(deps, holdId)),
     resumeAfterResolution: (blockerId: string) => withHeartbeat(() => resumeAfterResolution(deps, blockerId)),
     // heartbeats through the DNS lookup and the POST: a dead worker's attempt moves on within one timeout
     deliverWebhook: (deliveryId: string) => withHeartbeat(() => deliverWebhook(deps, deliveryId)),
     markWebhookDeliveryDead: (deliveryId: string, reason: string) => markWebhookDeliveryDead(deps, deliveryId, reason),
+    // heartbeats between and during its batches: a dead worker's pass starts over elsewhere within one timeout
+    runRetentionPass: () => withHeartbeat(() => runRetentionPass(deps)),
   };
 }
 

@@ -5,10 +5,10 @@ import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
 import { runEnvironment } from '../domain/run-env';
 import type { Deps } from '../runtime/deps';
-import { createWorkCgroup, removeCgroup } from '../runs/cgroups';
+import { createWorkCgroup, removeCgroup } from '../processes/cgroups';
 import { assertOwningHost } from '../runs/host-stops';
 import { runFiles } from '../runs/run-files';
-import { verifiedStop, type StopResult } from '../runs/process-table';
+import { verifiedStop, type StopResult } from '../processes/process-table';
 import { runSupervised } from './supervised-process';
 
 export async function executeJob(deps: Deps, jobId: string): Promise<number> {
@@ -49,6 +49,8 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
     ownerToken: job.ownerToken,
     cgroupPath,
     outputFile: files.output,
+    // a job is stopped, not let go of, when its worker can no longer supervise it: its run's next worker starts anew
+    exitFile: null,
     stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
     onSpawn: (pgid) =>
       deps.db.job.update({ where: { id: jobId }, data: { processGroupId: pgid } }).then(() => undefined),

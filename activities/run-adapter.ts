@@ -13,44 +13,53 @@ import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } fro
 import { parseEndReason } from '../domain/postmortem';
 import { agentContext, parseDirective } from '../domain/run-directive';
 import { hashToken, newTokenSecret } from '../domain/tokens';
+import { whenPoolAnswers } from '../db/prisma';
 import type { Deps } from '../runtime/deps';
 import { capsuleFor } from '../runs/capsule';
 import { assertOwningHost } from '../runs/host-stops';
-import { runFiles, type RunFiles } from '../runs/run-files';
-import { createWorkCgroup, removeCgroup } from '../runs/cgroups';
+import { readSmallRunFile, runFiles, type RunFiles } from '../runs/run-files';
+import { createWorkCgroup, removeCgroup } from '../processes/cgroups';
 import { capOutputFile } from '../runs/output-file';
 import { enterAdapter, requestStop, type RunOutcome } from '../runs/runs';
 import { recordStopResult, superviseTick, type CpuSample } from '../runs/supervision';
-import { verifiedStop, type StopResult } from '../runs/process-table';
-import { outputTail, runSupervised } from './supervised-process';
+import { verifiedStop, type StopResult } from '../processes/process-table';
+import { isLetGo, outputTail, runSupervised, type Supervision } from './supervised-process';
 
 export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, include: { agent: true } });
+  // every statement before the agent starts waits out a busy pool: this activity is never retried
+  const run = await whenPoolAnswers(() =>
+    deps.db.run.findUniqueOrThrow({ where: { id: runId }, include: { agent: true } }),
+  );
   const parsed = adapterSchema.safeParse(run.agent.adapter);
   if (!parsed.success) return { kind: 'error', error: `invalid adapter: ${parsed.error.message}` };
   const adapter = parsed.data;
   // a run that continues or replaces earlier work gets its capsule in its directive (and its file)
   const { directive: stored, problem } = parseDirective(run.directive);
   if (problem) deps.log.warn({ runId, problem }, 'run directive has an unexpected shape; it is ignored');
-  const capsule = await capsuleFor(deps, run, stored);
+  const capsule = await whenPoolAnswers(() => capsuleFor(deps, run, stored));
   const directive = capsule ? { ...stored, capsule } : stored;
-  if (capsule) await deps.db.run.update({ where: { id: runId }, data: { directive: directive as object } });
+  if (capsule)
+    await whenPoolAnswers(() => deps.db.run.update({ where: { id: runId }, data: { directive: directive as object } }));
   if (adapter.type === 'noop') {
-    return (await enterAdapter(deps, runId)) ? { kind: 'exited', exitCode: 0 } : { kind: 'stopped' };
+    return (await whenPoolAnswers(() => enterAdapter(deps, runId)))
+      ? { kind: 'exited', exitCode: 0 }
+      : { kind: 'stopped' };
   }
   const files = runFiles(runId, adapter.cwd ?? null);
   await mkdir(files.runDir, { recursive: true });
   // registered before runSupervised's own listener, so the mark precedes its SIGTERM: a checkpoint
   // older than the mark was not written in answer to this stop
-  Context.current().cancellationSignal.addEventListener('abort', () => markStopObserved(files), { once: true });
+  markStopsObserved(files);
   const ownerToken = run.ownerToken ?? newTokenSecret('two');
   const cgroupPath = createWorkCgroup(deps.containment, runId);
   // recorded before anything spawns, and refused once a stop is requested: a stop that read no
   // host then knows no process can start (its verified stop needs the host that spawned them)
-  const { count } = await deps.db.run.updateMany({
-    where: { id: runId, stopRequestedAt: null },
-    data: { ownerToken, cgroupPath, host: hostname(), hostId: deps.hostId, workdir: adapter.cwd ?? files.runDir },
-  });
+  const { count } = await whenPoolAnswers(() =>
+    deps.db.run.updateMany({
+      where: { id: runId, stopRequestedAt: null },
+      data: { ownerToken, cgroupPath, host: hostname(), hostId: deps.hostId, workdir: adapter.cwd ?? files.runDir },
+    }),
+  );
   if (count === 0) {
     removeCgroup(cgroupPath);
     return { kind: 'stopped' };
@@ -64,18 +73,8 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   };
   const envWith = (extra: Record<string, string>) =>
     runEnvironment(process.env, deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH, adapter.env, { ...runValues, ...extra });
-  let lastCpu: CpuSample = { ticks: -1, at: null };
-  const overdue = overdueStop(deps, run);
-  const tick = {
-    everyMs: deps.config.TREEWARDEN_SUPERVISE_EVERY_MS,
-    run: async () => {
-      lastCpu = await superviseTick(deps, runId, files, lastCpu);
-      const dropped = capOutputFile(files.output, deps.config.TREEWARDEN_RUN_OUTPUT_MAX_BYTES);
-      if (dropped > 0) deps.log.info({ runId, dropped }, 'run output over its cap: the oldest part was dropped');
-      await overdue();
-    },
-  };
-  const command = (command: string, args: string[], env: Record<string, string>) =>
+  const tick = supervisorTick(deps, run, files);
+  const command = (command: string, args: string[], env: Record<string, string>, exitFile: string | null) =>
     runSupervised({
       command,
       args,
@@ -84,14 +83,18 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       ownerToken,
       cgroupPath,
       outputFile: files.output,
+      exitFile,
       tick,
       stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
-      onSpawn: (pgid) =>
-        deps.db.run.update({ where: { id: runId }, data: { processGroupId: pgid } }).then(() => undefined),
+      onSpawn: (pgid, startTime) =>
+        whenPoolAnswers(() =>
+          deps.db.run.update({ where: { id: runId }, data: { processGroupId: pgid, processStartTime: startTime } }),
+        ).then(() => undefined),
     });
 
   if (adapter.prepare) {
-    const code = await command(adapter.prepare.command, adapter.prepare.args, envWith({}));
+    // a prepare step is short and repeatable: a worker that can no longer supervise it stops it (no exit file)
+    const code = await command(adapter.prepare.command, adapter.prepare.args, envWith({}), null);
     if (code !== 0)
       return {
         kind: 'exited',
@@ -100,14 +103,16 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
         outputTail: outputTail(files.output),
       };
   }
-  if (!(await enterAdapter(deps, runId))) return { kind: 'stopped' };
+  if (!(await whenPoolAnswers(() => enterAdapter(deps, runId)))) return { kind: 'stopped' };
   const secret = newTokenSecret('twr');
-  await deps.db.$transaction([
-    deps.db.apiToken.deleteMany({ where: { runId } }),
-    deps.db.apiToken.create({
-      data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId },
-    }),
-  ]);
+  await whenPoolAnswers(() =>
+    deps.db.$transaction([
+      deps.db.apiToken.deleteMany({ where: { runId } }),
+      deps.db.apiToken.create({
+        data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId },
+      }),
+    ]),
+  );
   await writeFile(files.context, JSON.stringify(agentContext(run.context, directive)), { mode: 0o600 });
   if (capsule) await writeFile(files.capsule, JSON.stringify(capsule), { mode: 0o600 });
   const exitCode = await command(
@@ -123,15 +128,41 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       ...(capsule ? { TREEWARDEN_CAPSULE_FILE: files.capsule } : {}),
       TREEWARDEN_OUTCOME_FILE: files.outcome,
     }),
+    files.exitStatus,
   );
+  return exitedOutcome(files, cgroupPath, exitCode);
+}
+
+/** The outcome of an agent that exited, once its cgroup is cleared up. */
+export function exitedOutcome(files: RunFiles, cgroupPath: string | null, exitCode: number): RunOutcome {
   // empty unless the agent left processes behind, which the orphan sweep stops (and then removes it)
   removeCgroup(cgroupPath);
   // an agent that ran out of context says so; the postmortem counts it
-  const endReason = parseEndReason(smallFile(files.outcome));
+  const endReason = parseEndReason(readSmallRunFile(files.outcome, 4096));
   const reported = endReason ? { endReason } : {};
   return exitCode === 0
     ? { kind: 'exited', exitCode, ...reported }
     : { kind: 'exited', exitCode, outputTail: outputTail(files.output), ...reported };
+}
+
+/** What a run's supervisor does every tick, whichever worker supervises it: lease, silence, output cap, max length. */
+export function supervisorTick(
+  deps: Deps,
+  run: { id: string; companyId: string; startedAt: Date | null },
+  files: RunFiles,
+): NonNullable<Supervision['tick']> {
+  let lastCpu: CpuSample = { ticks: -1, at: null };
+  const overdue = overdueStop(deps, run);
+  return {
+    everyMs: deps.config.TREEWARDEN_SUPERVISE_EVERY_MS,
+    run: async () => {
+      lastCpu = await superviseTick(deps, run.id, files, lastCpu);
+      const dropped = capOutputFile(files.output, deps.config.TREEWARDEN_RUN_OUTPUT_MAX_BYTES);
+      if (dropped > 0)
+        deps.log.info({ runId: run.id, dropped }, 'run output over its cap: the oldest part was dropped');
+      await overdue();
+    },
+  };
 }
 
 /**
@@ -192,6 +223,12 @@ export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopR
   return recorded;
 }
 
+/** Marks the stop when this attempt is cancelled by one (a worker letting go of the agent is no stop). */
+export function markStopsObserved(files: RunFiles): void {
+  const signal = Context.current().cancellationSignal;
+  signal.addEventListener('abort', () => isLetGo(signal.reason) || markStopObserved(files), { once: true });
+}
+
 /** Creates the stop mark once; a later stop of the same run keeps the first mark. */
 function markStopObserved(files: RunFiles) {
   try {
@@ -222,12 +259,3 @@ function checkpointFile(file: string): CheckpointFile | null {
 
 /** a checkpoint names a session, not a transcript */
 const MAX_CHECKPOINT_BYTES = 64 * 1024;
-
-/** A file an agent wrote, when small enough to be a short JSON answer. */
-function smallFile(file: string): string | null {
-  try {
-    return statSync(file).size <= 4096 ? readFileSync(file, 'utf8') : null;
-  } catch {
-    return null;
-  }
-}

@@ -1,49 +1,69 @@
 /**
- * One supervised command: its own process group, the owner token in its environment, output to
- * a file, a heartbeat while it lives, and a verified stop (seed 003, fixes 1 and 10).
+ * One supervised command: its own process group (and cgroup), the owner token in its environment, output to a file,
+ * a heartbeat while it lives, and a verified stop (seed 003, fixes 1 and 10). A run's agent can also outlive the
+ * worker that supervises it: the worker lets go of it, and the next worker of the host adopts it (issue 25).
  */
-import { CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, openSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { inCgroup } from '../runs/cgroups';
+import { AGENT_LET_GO, LET_GO_REASONS, parseExitStatus } from '../domain/adoption';
+import { supervisedStart } from '../processes/cgroups';
 import { readFileTail } from '../runs/output-file';
-import { OWNER_TOKEN_ENV, ownedProcesses, signalAll } from '../runs/process-table';
+import { readSmallRunFile } from '../runs/run-files';
+import {
+  isSameProcessAlive,
+  OWNER_TOKEN_ENV,
+  ownedProcesses,
+  processStartTime,
+  signalAll,
+} from '../processes/process-table';
 
 const HEARTBEAT_EVERY_MS = 1_000;
-export interface SupervisedCommand {
-  command: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string>;
+/** how often an adopted agent, whose exit no event reports, is looked for in /proc */
+const ADOPTED_EXIT_POLL_MS = 250;
+
+/** What a supervisor keeps up while a command runs, whether it started the command or adopted it. */
+export interface Supervision {
   ownerToken: string;
-  /** the run's or job's cgroup (runs/cgroups.ts): the command starts inside it; null where there are none */
+  /** the run's or job's cgroup (processes/cgroups.ts); null where there are none */
   cgroupPath: string | null;
-  outputFile: string;
-  /** records the group before the wait, so a stop can always find it */
-  onSpawn(pgid: number): Promise<void>;
   /** SIGTERM → SIGKILL escalation when the worker's shutdown grace period ends before the command */
   stopGraceMs: number;
   /** called about every `everyMs` while the command runs (lease renewal, silence checks) */
   tick?: { everyMs: number; run(): Promise<void> };
+  /**
+   * With an exit file, the command outlives a worker that can no longer supervise it (its shutdown, a timed-out
+   * attempt): the worker lets go and the host's next worker adopts it. Without one (a job, a run's prepare step),
+   * the command is stopped then, as a stop would.
+   */
+  exitFile: string | null;
 }
 
-/**
- * Runs the command and resolves with its exit code. On cancellation the group and every process
- * carrying the owner token get SIGTERM and the cancellation is rethrown once the command has
- * exited: the verified stop (`verifiedStop`) then escalates and checks that nothing survived.
- * When the cancellation is the end of the worker's shutdown grace period, whatever still runs
- * `stopGraceMs` later gets SIGKILL: a command that ignores SIGTERM must not hold the drain open
- * forever, and this worker's host may be the only one that can see the command's processes.
- */
+export interface SupervisedCommand extends Supervision {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  outputFile: string;
+  /** records the group and its start time before the wait, so a stop (or an adoption) can always find it */
+  onSpawn(pgid: number, startTime: string | null): Promise<void>;
+}
+
+/** True when a cancellation only means this worker lets go of the command, not that anyone asked to stop it. */
+export const isLetGo = (reason: unknown): boolean =>
+  reason instanceof CancelledFailure && LET_GO_REASONS.has(reason.message);
+
+/** Runs the command and resolves with its exit code (see `supervise` for cancellation). */
 export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   const ctx = Context.current();
   // a stop that landed before the spawn must not start the command at all
   if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-  // behind the cgroup's shell, a missing command would be an exit code of the agent's: refuse it as spawn would
-  if (cmd.cgroupPath) assertExecutable(cmd.command, cmd.cwd, cmd.env.PATH ?? '');
+  // behind the start shell, a missing command would be an exit code of the agent's: refuse it as spawn would
+  assertExecutable(cmd.command, cmd.cwd, cmd.env.PATH ?? '');
+  if (cmd.exitFile) rmSync(cmd.exitFile, { force: true });
   const output = openSync(cmd.outputFile, 'a');
-  const start = cmd.cgroupPath ? inCgroup(cmd.cgroupPath, cmd.command, cmd.args) : cmd;
+  const start = supervisedStart(cmd.command, cmd.args, cmd);
   const child = spawn(start.command, start.args, {
     cwd: cmd.cwd,
     env: { ...cmd.env, [OWNER_TOKEN_ENV]: cmd.ownerToken },
@@ -56,44 +76,98 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
     child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
   });
   exited.catch(() => undefined); // awaited below; a spawn error during the record must not go unhandled
+  // a worker that lets go must not take the agent with it: nothing of the agent may keep this process waiting
+  if (cmd.exitFile) child.unref();
+  if (child.pid) await cmd.onSpawn(child.pid, processStartTime(child.pid));
+  return supervise(child.pid ?? 0, () => exited, cmd);
+}
+
+/**
+ * Supervises an agent this worker did not start (its start shell's pid and start time, as recorded): resolves with
+ * the status the shell wrote once the shell is gone, and fails when it ended without writing one.
+ */
+export function superviseAdopted(pid: number, startTime: string, supervision: Supervision & { exitFile: string }) {
+  const exitFile = supervision.exitFile;
+  return supervise(
+    pid,
+    async (done) => {
+      while (!done.aborted && isSameProcessAlive(pid, startTime))
+        await new Promise((r) => setTimeout(r, ADOPTED_EXIT_POLL_MS));
+      const status = parseExitStatus(readSmallRunFile(exitFile, 16));
+      if (status !== null) return status;
+      throw ApplicationFailure.nonRetryable(
+        `the agent (pid ${pid}) ended while no worker supervised it and recorded no exit status`,
+        'AgentEndedUnsupervised',
+      );
+    },
+    supervision,
+  );
+}
+
+/**
+ * Heartbeats and ticks until the command exits. On a stop (cancellation) the group and every process carrying the
+ * owner token get SIGTERM and the cancellation is rethrown once the command has exited: the verified stop
+ * (`verifiedStop`) then escalates and checks that nothing survived. On a let-go (see `isLetGo`) a command with an
+ * exit file is left running and the attempt fails as `AgentLetGo`, which the workflow answers with an adoption; any
+ * other command is stopped, and at the end of a worker's shutdown grace whatever still runs `stopGraceMs` later gets
+ * SIGKILL: it must not hold the drain open forever, and this worker's host may be the only one that sees it.
+ */
+async function supervise(
+  pgid: number,
+  waitForExit: (done: AbortSignal) => Promise<number>,
+  s: Supervision,
+): Promise<number> {
+  const ctx = Context.current();
+  const done = new AbortController();
   const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   let ticking = false;
-  const tick = cmd.tick
+  const tick = s.tick
     ? setInterval(() => {
         if (ticking) return;
         ticking = true;
         // a failed tick (database blip) only skips one lease renewal; the next tick tries again
-        cmd
-          .tick!.run()
+        s.tick!.run()
           .catch(() => undefined)
           .finally(() => (ticking = false));
-      }, cmd.tick.everyMs)
+      }, s.tick.everyMs)
     : undefined;
   let killAfterGrace: NodeJS.Timeout | undefined;
+  let letGo: (why: string) => void = () => undefined;
+  const lettingGo = new Promise<never>((_, reject) => {
+    letGo = (why) =>
+      reject(
+        ApplicationFailure.nonRetryable(
+          `the worker let go of the running agent (${why}); its host adopts it`,
+          AGENT_LET_GO,
+        ),
+      );
+  });
+  const owned = () => ownedProcesses({ ownerToken: s.ownerToken, processGroupId: pgid, cgroupPath: s.cgroupPath });
   const onCancel = () => {
-    const pgid = child.pid;
-    if (!pgid) return;
-    const owned = () =>
-      ownedProcesses({ ownerToken: cmd.ownerToken, processGroupId: pgid, cgroupPath: cmd.cgroupPath });
-    signalAll(owned(), [pgid], 'SIGTERM');
     const reason: unknown = ctx.cancellationSignal.reason;
+    if (s.exitFile && isLetGo(reason)) {
+      ctx.log.info('letting go of the running agent: it goes on, and a worker of this host adopts it', { pgid });
+      letGo((reason as CancelledFailure).message);
+      return;
+    }
+    signalAll(owned(), [pgid], 'SIGTERM');
     if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
       killAfterGrace = setTimeout(() => {
         ctx.log.warn(
           'the worker is shutting down and the command outlived SIGTERM by the stop grace period: killing it',
           { pgid, survivors: owned().length },
         );
-        signalAll(owned(), [pgid], 'SIGKILL', cmd.cgroupPath);
-      }, cmd.stopGraceMs);
+        signalAll(owned(), [pgid], 'SIGKILL', s.cgroupPath);
+      }, s.stopGraceMs);
     }
   };
   ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
   try {
-    if (child.pid) await cmd.onSpawn(child.pid);
-    const code = await exited;
+    const code = await Promise.race([waitForExit(done.signal), lettingGo]);
     if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
     return code;
   } finally {
+    done.abort();
     clearInterval(beat);
     clearInterval(tick);
     clearTimeout(killAfterGrace);

@@ -1,12 +1,13 @@
 /** API process: serves the HTTP surface until SIGTERM/SIGINT. */
 import { parseConfig } from '../domain/config';
+import { loadTemporalTarget } from '../temporal/connection';
 import { connectServices, createLogger, exitAfterGraceOnSignal } from '../runtime/services';
 import { buildApi } from './server';
 
 async function main() {
   const config = parseConfig(process.env);
   const log = createLogger(config, 'treewarden-api');
-  const services = await connectServices(config, log);
+  const services = await connectServices(config, loadTemporalTarget(process.env), log);
   const app = buildApi(services, {
     healthChecks: [async () => void (await services.connection.workflowService.getSystemInfo({}))],
   });

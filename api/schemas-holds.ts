@@ -36,6 +36,14 @@ export const TreeHold = named(
       description: '`{ releaseId, wakeAgents, resumed?, skipped?, wakeFailures? }` once released',
     }),
     createdAt: timestamp,
+    fanningOutSince: timestamp.nullable().meta({
+      description: "its release is fanning out its resumes since then (one of its company's release fan-out slots)",
+    }),
+    waitingForCompanyCapSince: timestamp.nullable().meta({
+      description:
+        'its release waits since then because its company is at its cap on release fan-outs ' +
+        '(TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS); it fans out when one of them finishes',
+    }),
   }),
 );
 export const TreeHoldMember = named(

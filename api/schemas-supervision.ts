@@ -63,8 +63,10 @@ export const WorkStopResult = named(
   }),
 );
 // keeps the inspection's run its supervision columns (the owner token stays hidden)
-const InspectedRun = Run.omit({ stopOutcome: true, executionBlocker: true }).extend({
+// the row itself: its company-cap wait is the raw column
+const InspectedRun = Run.omit({ stopOutcome: true, executionBlocker: true, waitingForCompanyCapSince: true }).extend({
   wakeRequestId: uuid.nullable(),
+  companyCapQueuedAt: timestamp.nullable(),
   adapterEntered: z.boolean(),
   processGroupId: z.number().nullable(),
   stopRequestedAt: timestamp.nullable(),

@@ -1,7 +1,7 @@
-/** Response shapes of the views for people: the issue tree and the company overview. */
+/** Response shapes of the views for people: the issue tree, the company overview and an issue's activity feed. */
 import { z } from 'zod';
 import { ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
-import { named, timestamp, uuid } from './schemas';
+import { jsonObject, named, timestamp, uuid } from './schemas';
 
 /** `GET /api/issues/:id/tree`: an issue with its badges, and its children to the depth asked for. */
 export const TreeNode: z.ZodType<TreeNodeShape> = named(
@@ -23,7 +23,18 @@ export const TreeNode: z.ZodType<TreeNodeShape> = named(
       .nullable(),
     holds: z.array(z.object({ id: uuid })).meta({ description: 'active holds rooted at this issue' }),
     heldBy: z.array(uuid).meta({ description: 'active holds covering it (rooted here or above)' }),
-    watchdog: z.object({ id: uuid, lastState: z.string().nullable(), triggerCount: z.number() }).nullable(),
+    watchdog: z
+      .object({
+        id: uuid,
+        lastState: z.string().nullable(),
+        triggerCount: z.number(),
+        reviewIssueId: uuid.nullable().meta({ description: 'its review task (the badge links to it)' }),
+      })
+      .nullable(),
+    reviewOf: z
+      .object({ watchedIssueId: uuid })
+      .nullable()
+      .meta({ description: "a watchdog's review task: the watched issue it reviews" }),
     blockers: z.array(z.object({ id: uuid, runId: uuid.nullable(), nextAction: z.string() })),
     get children() {
       return z.array(TreeNode).nullable().meta({ description: 'null: not expanded in this answer' });
@@ -46,7 +57,8 @@ interface TreeNodeShape {
   } | null;
   holds: { id: string }[];
   heldBy: string[];
-  watchdog: { id: string; lastState: string | null; triggerCount: number } | null;
+  watchdog: { id: string; lastState: string | null; triggerCount: number; reviewIssueId: string | null } | null;
+  reviewOf: { watchedIssueId: string } | null;
   blockers: { id: string; runId: string | null; nextAction: string }[];
   children: TreeNodeShape[] | null;
   moreChildren: number;
@@ -103,5 +115,38 @@ export const CompanyOverview = named(
         createdAt: timestamp,
       }),
     ),
+  }),
+);
+
+const WatchdogRunFacts = z
+  .object({ watchdogId: uuid, watchedIssueId: uuid, reviewIssueId: uuid, runId: uuid, fingerprint: z.string() })
+  .meta({
+    description: 'the five facts of a watchdog review run: its watchdog, watched issue, review task, run, stop',
+  });
+export const ActivityItem = named(
+  'ActivityItem',
+  z.object({
+    id: uuid,
+    action: z.string().meta({ description: '`issue.created`, `issue.updated`, `issue.comment_added`, ...' }),
+    entityType: z.string(),
+    entityId: z.string(),
+    actor: z.object({
+      kind: z.enum(['admin', 'board', 'run', 'system']),
+      agentId: uuid.nullable().meta({ description: "a run's agent" }),
+      runId: uuid.nullable(),
+    }),
+    watchdogRun: WatchdogRunFacts.nullable().meta({ description: 'set on every write of a watchdog review run' }),
+    details: jsonObject,
+    createdAt: timestamp,
+  }),
+);
+export const ActivityPage = named(
+  'ActivityPage',
+  z.object({
+    items: z.array(ActivityItem).meta({ description: 'newest first' }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'pass as `cursor` for the next (older) page; null: no more' }),
   }),
 );

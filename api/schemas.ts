@@ -95,6 +95,10 @@ export const Issue = named(
     originKind: z.string().meta({ description: '`manual`, `task_watchdog`, ...' }),
     originId: z.string().nullable(),
     blockedByIssueIds: z.array(uuid),
+    blockedReason: z
+      .string()
+      .nullable()
+      .meta({ description: 'while blocked: who or what unblocks it (cleared when it leaves blocked)' }),
     createdAt: timestamp,
     updatedAt: timestamp,
   }),
@@ -182,6 +186,10 @@ export const Run = named(
     }),
     executionBlocker: ExecutionBlocker.nullable(),
     endReason: z.enum(['context_overflow']).nullable().meta({ description: 'why it ended, as its agent reported it' }),
+    waitingForCompanyCapSince: timestamp.nullable().meta({
+      description:
+        'queued since then because its company is at its cap on running runs (TREEWARDEN_COMPANY_MAX_RUNNING_RUNS)',
+    }),
   }),
 );
 

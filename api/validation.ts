@@ -26,10 +26,40 @@ export function companyActor(actor: Actor): ScopedActor {
 
 export const titleSchema = safeString().trim().min(1, 'must not be empty').max(500);
 export const issueStatusSchema = z.enum(ISSUE_STATUSES);
+/** who or what unblocks a blocked issue; null clears it */
+export const blockedReasonSchema = safeString()
+  .trim()
+  .min(1, 'must name who or what unblocks the issue')
+  .max(2000)
+  .nullable()
+  .meta({ description: 'who or what unblocks the issue while it is blocked (an exit of its own)' });
 export const watchdogBodySchema = z
   .object({
     agentId: uuidSchema,
     instructions: safeString().max(20_000).nullable().optional(),
     mode: z.enum(WATCHDOG_MODES).optional().meta({ description: 'review (the default) or observe' }),
+  })
+  .strict();
+
+/** `POST /api/companies/:companyId/issues` */
+export const createIssueBody = z
+  .object({
+    title: titleSchema,
+    parentId: uuidSchema.nullable().optional(),
+    assigneeAgentId: uuidSchema.nullable().optional(),
+    status: issueStatusSchema.optional(),
+    blockedReason: blockedReasonSchema.optional(),
+    watchdog: watchdogBodySchema.optional(),
+  })
+  .strict();
+/** `PATCH /api/issues/:id` */
+export const updateIssueBody = z
+  .object({
+    title: titleSchema.optional(),
+    status: issueStatusSchema.optional(),
+    assigneeAgentId: uuidSchema.nullable().optional(),
+    blockedByIssueIds: z.array(uuidSchema).max(1000).optional(),
+    blockedReason: blockedReasonSchema.optional(),
+    comment: safeString().max(100_000).optional(),
   })
   .strict();

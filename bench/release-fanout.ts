@@ -28,9 +28,17 @@ interface SeededHold {
   interruptedRunIds: string[];
 }
 
-/** The state a pause leaves behind: an applied hold, its snapshot, and a settled hold-stopped run per member. */
-async function seedInterruptedHold(pool: pg.Pool, companyId: string, agentId: string): Promise<SeededHold> {
-  const tree = treeOf(MEMBERS, 10, 'in_progress');
+/**
+ * The state a pause leaves behind: an applied hold, its snapshot, and a settled hold-stopped run per member (also
+ * test/fairness.test.ts's company A).
+ */
+export async function seedInterruptedHold(
+  pool: pg.Pool,
+  companyId: string,
+  agentId: string,
+  members = MEMBERS,
+): Promise<SeededHold> {
+  const tree = treeOf(members, 10, 'in_progress');
   for (const issue of tree.issues) issue.assigneeAgentId = agentId;
   await insertIssues(pool, companyId, tree.issues);
   const holdId = randomUUID();
@@ -65,6 +73,25 @@ async function seedInterruptedHold(pool: pg.Pool, companyId: string, agentId: st
     [holdId, agentId, ids, ids.map((id) => depth.get(id)!), runIds],
   );
   return { holdId, rootId: tree.rootId, memberIds: ids, interruptedRunIds: runIds };
+}
+
+/** {@link seedInterruptedHold}, its workflow started and awaiting its release (scenario 9, the fairness test). */
+export async function startInterruptedHold(
+  h: Harness,
+  pool: pg.Pool,
+  companyId: string,
+  agentId: string,
+  members: number,
+): Promise<SeededHold> {
+  const hold = await seedInterruptedHold(pool, companyId, agentId, members);
+  await pool.query('ANALYZE');
+  await h.services.orchestrator.startHold({
+    holdId: hold.holdId,
+    companyId,
+    rootIssueId: hold.rootId,
+    title: 'release',
+  });
+  return hold;
 }
 
 /**
@@ -116,16 +143,9 @@ export async function releaseFanout(
   const ratios: number[] = [];
   const violations: number[] = [];
   for (let r = 0; r < REPEATS; r++) {
-    const hold = await seedInterruptedHold(pool, companyId, agentId);
     const twin = await seedInterruptedHold(pool, companyId, agentId);
-    await pool.query('ANALYZE');
     // the hold's workflow applies the pause (already applied: a no-op over settled runs) and awaits its release
-    await h.services.orchestrator.startHold({
-      holdId: hold.holdId,
-      companyId,
-      rootIssueId: hold.rootId,
-      title: 'release root',
-    });
+    const hold = await startInterruptedHold(h, pool, companyId, agentId, MEMBERS);
 
     const sides = { release: 0, bare: 0 };
     let resumedRunIds: string[] = [];

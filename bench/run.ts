@@ -13,6 +13,7 @@ import { apiLoad } from './api-load';
 import { burst } from './burst';
 import { changeToWake } from './change-to-wake';
 import { evaluationCost } from './evaluation-cost';
+import { fairness } from './fairness';
 import { IDLE_TICK_MS, idleCost } from './idle-cost';
 import { peerPolling } from './peer-polling';
 import { releaseFanout } from './release-fanout';
@@ -127,7 +128,7 @@ async function main(): Promise<void> {
       );
   };
   // BENCH_SCENARIOS=1,5 runs a subset while profiling one cost; the report and BENCHMARKS.md come from full runs
-  const selected = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5,6,7,8').split(',').map((s) => s.trim()));
+  const selected = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5,6,7,8,9').split(',').map((s) => s.trim()));
   const wanted = (n: number) => selected.has(String(n));
   try {
     log(`stack up (${elapsed()}); scenario 3 first: its per-tick cost feeds scenario 7`);
@@ -156,6 +157,10 @@ async function main(): Promise<void> {
       // + the burst root's watchdog, when scenario 4 ran (scenario 1 starts no workflow)
       await scenario(6, () => workerMemory(h, pool, companyId, agentId, trees.length + (wanted(4) ? 1 : 0)));
     });
+    if (wanted(9)) {
+      log(`scenario 9 (${elapsed()})`);
+      record(await withWorld({}, (world) => fairness(world.h, world.pool)));
+    }
     if (wanted(8)) {
       log(`scenario 8 (${elapsed()})`);
       record(await apiLoad({ address: stack.server!.address, pid: stack.server!.pid }, stack.info!.pgAdminUrl!));

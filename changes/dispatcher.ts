@@ -42,6 +42,12 @@ export async function dispatchSubtreeChanges(deps: Deps): Promise<number> {
           reasonsOf.set(issueId, reasons.add(change.reason));
         }
       const watchdogs = await watchdogsAbove(tx, [...reasonsOf.keys()]);
+      // committed before the signals, outside the round: an evaluation the signal starts reads the new version, and
+      // a round that fails afterwards only makes a later safety tick evaluate once more
+      const reached = watchdogs.map((w) => w.id);
+      if (reached.length > 0)
+        await deps.db.$executeRaw`
+          UPDATE "Watchdog" SET "changeVersion" = "changeVersion" + 1 WHERE id = ANY(${reached}::uuid[])`;
       await forEachConcurrently(watchdogs, SIGNAL_CONCURRENCY, (w) =>
         deps.orchestrator.subtreeChanged(
           { watchdogId: w.id, companyId: w.companyId, issueId: w.issueId, title: w.issue.title },

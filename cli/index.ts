@@ -5,10 +5,11 @@
  * Every command takes `--json` (machine output on stdout; on failure `{ "error": ... }`, the
  * human message still goes to stderr). Exit codes: see EXIT (errors.ts).
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { createTreewardenClient, TreewardenApiError, type BlockerResolution } from '../client';
 import { uuidSchema } from '../domain/ids';
+import { connectClient, loadTemporalTarget } from '../temporal/connection';
 import { EXIT, exitCodeFor, messageOf, UsageError } from './errors';
 import { runScript } from './run-script';
 import { formatTree } from './tree-format';
@@ -26,6 +27,8 @@ Exit codes:
 Environment:
   TEMPORAL_ADDRESS     status: Temporal frontend (default 127.0.0.1:7233)
   TEMPORAL_NAMESPACE   status: namespace (default "default")
+  TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_*, TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE
+                       status: the rest of the connection, as the temporal CLI reads them (@temporalio/envconfig)
   TREEWARDEN_API_URL   stop, inspect, ack, reconcile, release, tree, pause: API base URL (default http://127.0.0.1:8787)
   TREEWARDEN_TOKEN     stop, inspect, ack, reconcile, release, tree, pause: a company board token`;
 
@@ -96,14 +99,10 @@ function buildProgram(): Command {
     .option('--connect-timeout <ms>', 'Temporal connect timeout in milliseconds', positiveInt, 10_000)
     .action(async (id: string, opts: JsonOption & { connectTimeout: number }) => {
       const ids = candidateWorkflowIds(id);
-      const address = process.env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
-      const connection = await Connection.connect({ address, connectTimeout: opts.connectTimeout }).catch(
-        (error: unknown) => {
-          throw new Error(`cannot reach Temporal at ${address}: ${messageOf(error)}`);
-        },
-      );
+      const temporal = loadTemporalTarget(process.env);
+      const connection = await connectClient(temporal, { connectTimeout: opts.connectTimeout });
       try {
-        const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE || 'default' });
+        const client = new Client({ connection, namespace: temporal.namespace });
         const status = await workflowStatus(client, await describeWorkflow(client, ids));
         print(opts, status, () => humanStatus(status));
       } finally {

@@ -1,6 +1,6 @@
 /**
  * `treewarden tree`: an issue subtree as text, with the console's badges (status, assignee, run, hold,
- * watchdog, blockers).
+ * watchdog and its review task, a review task's watched issue, blockers).
  */
 import type { TreeNode } from '../client';
 
@@ -17,6 +17,8 @@ export function badgesOf(node: TreeNode): string[] {
     );
   for (const holdId of node.heldBy) badges.push(`held ${short(holdId)}`);
   if (node.watchdog) badges.push(`watchdog${node.watchdog.lastState ? `: ${node.watchdog.lastState}` : ''}`);
+  if (node.watchdog?.reviewIssueId) badges.push(`review task ${short(node.watchdog.reviewIssueId)}`);
+  if (node.reviewOf) badges.push(`review of ${short(node.reviewOf.watchedIssueId)}`);
   return badges;
 }
 

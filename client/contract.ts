@@ -47,6 +47,7 @@ export type RequestTypesMatchTheDocument = [
   Assert<Same<C.SilenceDecisionRequest, Body<'/api/runs/{id}/silence', 'post'>>>,
   Assert<Same<C.ResolveBlockerRequest, Body<'/api/execution-blockers/{id}/resolve', 'post'>>>,
   Assert<Same<C.TreeQuery, Query<'/api/issues/{id}/tree'>>>,
+  Assert<Same<C.ActivityQuery, Query<'/api/issues/{id}/activity'>>>,
   Assert<Same<C.CreateWebhookRequest, Body<'/api/companies/{companyId}/webhooks', 'post'>>>,
 ];
 
@@ -74,6 +75,7 @@ export type AnswerTypesMatchTheDocument = [
   Assert<Same<Answered<'resumeTree'>, Documented<'/api/issues/{id}/tree-holds', 'post'>>>,
   Assert<Same<Answered<'releaseTreeHold'>, Documented<'/api/issues/{id}/tree-holds/{holdId}/release', 'post'>>>,
   Assert<Same<Answered<'getTree'>, Documented<'/api/issues/{id}/tree', 'get'>>>,
+  Assert<Same<Answered<'getActivity'>, Documented<'/api/issues/{id}/activity', 'get'>>>,
   Assert<
     Same<
       Answered<'listWebhookDeliveries'>,

@@ -8,6 +8,7 @@ import { path, query, transport, type CreateOptions, type TreewardenClientOption
 import type * as Req from './requests';
 import type {
   AcknowledgedRun,
+  ActivityPage,
   Agent,
   BackgroundJob,
   Comment,
@@ -132,6 +133,9 @@ export function createTreewardenClient(options: TreewardenClientOptions) {
     /** the subtree with its badges, `depth` levels deep (read deeper levels by asking again) */
     getTree: (issueId: string, treeQuery: Req.TreeQuery = {}) =>
       call<TreeNode>('GET', path`/api/issues/${issueId}/tree` + query(treeQuery)),
+    /** the issue's audit feed, newest first; pass `nextCursor` back as `cursor` for older entries */
+    getActivity: (issueId: string, activityQuery: Req.ActivityQuery = {}) =>
+      call<ActivityPage>('GET', path`/api/issues/${issueId}/activity` + query(activityQuery)),
     getOverview: (companyId: string) => call<CompanyOverview>('GET', path`/api/companies/${companyId}/overview`),
   };
 }

@@ -400,6 +400,7 @@ export interface paths {
                         assigneeAgentId?: string | null;
                         /** @enum {string} */
                         status?: "backlog" | "todo" | "in_progress" | "in_review" | "blocked" | "done" | "cancelled";
+                        blockedReason?: string | null;
                         watchdog?: {
                             /** Format: uuid */
                             agentId: string;
@@ -518,6 +519,7 @@ export interface paths {
                         /** Format: uuid */
                         assigneeAgentId?: string | null;
                         blockedByIssueIds?: string[];
+                        blockedReason?: string | null;
                         comment?: string;
                     };
                 };
@@ -2122,6 +2124,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/issues/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The issue's audit feed, newest first: every mutation with its actor, and a watchdog run's watchdog, review task, run and fingerprint */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ActivityPage"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/companies/{companyId}/webhooks": {
         parameters: {
             query?: never;
@@ -2465,6 +2526,7 @@ export interface components {
             originKind: string;
             originId: string | null;
             blockedByIssueIds: string[];
+            blockedReason: string | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -2479,6 +2541,7 @@ export interface components {
             originKind: string;
             originId: string | null;
             blockedByIssueIds: string[];
+            blockedReason: string | null;
             createdAt: string;
             updatedAt: string;
             executionBlockers: components["schemas"]["ExecutionBlocker"][];
@@ -2565,6 +2628,7 @@ export interface components {
             executionBlocker: components["schemas"]["ExecutionBlocker"] | null;
             /** @enum {string|null} */
             endReason: "context_overflow" | null;
+            waitingForCompanyCapSince: string | null;
         };
         Wake: {
             id: string;
@@ -2664,6 +2728,8 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             createdAt: string;
+            fanningOutSince: string | null;
+            waitingForCompanyCapSince: string | null;
         };
         TreeHoldMember: {
             id: string;
@@ -2694,6 +2760,8 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             createdAt: string;
+            fanningOutSince: string | null;
+            waitingForCompanyCapSince: string | null;
             /** @enum {string} */
             stopState: "verified" | "pending" | "partial" | "host_lost";
             survivors: components["schemas"]["HoldSurvivors"][];
@@ -2832,6 +2900,7 @@ export interface components {
                 supersededByRunId: string | null;
                 endReason: string | null;
                 wakeRequestId: string | null;
+                companyCapQueuedAt: string | null;
                 adapterEntered: boolean;
                 processGroupId: number | null;
                 stopRequestedAt: string | null;
@@ -2954,6 +3023,10 @@ export interface components {
                 id: string;
                 lastState: string | null;
                 triggerCount: number;
+                reviewIssueId: string | null;
+            } | null;
+            reviewOf: {
+                watchedIssueId: string;
             } | null;
             blockers: {
                 id: string;
@@ -3017,6 +3090,33 @@ export interface components {
                 failureState: string | null;
                 createdAt: string;
             }[];
+        };
+        ActivityItem: {
+            id: string;
+            action: string;
+            entityType: string;
+            entityId: string;
+            actor: {
+                /** @enum {string} */
+                kind: "admin" | "board" | "run" | "system";
+                agentId: string | null;
+                runId: string | null;
+            };
+            watchdogRun: {
+                watchdogId: string;
+                watchedIssueId: string;
+                reviewIssueId: string;
+                runId: string;
+                fingerprint: string;
+            } | null;
+            details: {
+                [key: string]: unknown;
+            };
+            createdAt: string;
+        };
+        ActivityPage: {
+            items: components["schemas"]["ActivityItem"][];
+            nextCursor: string | null;
         };
         Webhook: {
             id: string;

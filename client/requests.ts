@@ -50,6 +50,8 @@ export interface CreateIssueRequest {
   parentId?: string | null;
   assigneeAgentId?: string | null;
   status?: IssueStatus;
+  /** with `status: "blocked"`, its exit: who or what unblocks it (a new issue has no other) */
+  blockedReason?: string | null;
   /** board tokens only: watch the new issue's subtree */
   watchdog?: WatchdogConfig;
 }
@@ -64,6 +66,11 @@ export interface UpdateIssueRequest {
   assigneeAgentId?: string | null;
   /** replaces the whole blocker set */
   blockedByIssueIds?: string[];
+  /**
+   * who or what unblocks it; entering `blocked` needs this, a blocking issue, an open interaction or an active
+   * execution blocker (422 otherwise); cleared when the issue leaves `blocked`
+   */
+  blockedReason?: string | null;
   comment?: string;
 }
 
@@ -120,6 +127,13 @@ export interface TreeQuery {
   offset?: number;
   /** children per node, at most 500; default 200 */
   limit?: number;
+}
+
+export interface ActivityQuery {
+  /** entries per page, at most 200; default 50 */
+  limit?: number;
+  /** the previous page's `nextCursor`: the entries older than it */
+  cursor?: string;
 }
 
 export interface CreateWebhookRequest {

@@ -69,6 +69,9 @@ export type ReleaseReport = Omit<ReleaseTreeHoldResult, 'hold'>;
 
 /** `GET /api/issues/:id/tree`: an issue with its badges, and its children to the depth asked for. */
 export type TreeNode = Schemas['TreeNode'];
+/** `GET /api/issues/:id/activity`: one page of the issue's audit feed, newest first */
+export type ActivityPage = Schemas['ActivityPage'];
+export type ActivityItem = Schemas['ActivityItem'];
 /** `GET /api/companies/:companyId/overview` */
 export type CompanyOverview = Schemas['CompanyOverview'];
 

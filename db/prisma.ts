@@ -21,7 +21,7 @@ export interface DbTimeouts {
  * worker's shutdown for minutes. The client-side read timeout is a little longer than the server's
  * statement_timeout, so a live server reports its own cancellation first.
  */
-export function createPrisma(databaseUrl: string, timeouts: DbTimeouts, poolMax = 10): PrismaClient {
+export function createPrisma(databaseUrl: string, timeouts: DbTimeouts, poolMax: number): PrismaClient {
   const adapter = new PrismaPg({
     connectionString: databaseUrl,
     max: poolMax,
@@ -43,6 +43,28 @@ export const dbTimeoutsOf = (config: {
   connectTimeoutMs: config.TREEWARDEN_DB_CONNECT_TIMEOUT_MS,
   queryTimeoutMs: config.TREEWARDEN_DB_QUERY_TIMEOUT_MS,
 });
+
+/**
+ * Runs `statement` again while the pool could not hand out a connection in time (many activities at once on one
+ * worker's pool): nothing reached the database, so running it again is safe for any statement, even a CAS. Used where
+ * a failure cannot simply be retried by Temporal (a run's execution before its agent starts, which is never retried).
+ */
+export async function whenPoolAnswers<T>(statement: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (error) {
+      if (attempt >= POOL_ATTEMPTS || !isPoolAcquireTimeout(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 8_000)));
+    }
+  }
+}
+
+/** about half a minute of waiting for a connection, beyond each attempt's own connect timeout */
+const POOL_ATTEMPTS = 6;
+
+const isPoolAcquireTimeout = (error: unknown): boolean =>
+  error instanceof Error && error.message.includes('timeout exceeded when trying to connect');
 
 /** True when `error` is a unique-constraint violation (P2002). */
 export function isUniqueViolation(error: unknown): boolean {

@@ -4,6 +4,7 @@ import { hostIdSchema } from './host';
 import { parsePassthrough, RunEnvPassthroughError } from './run-env';
 
 const duration = z.coerce.number().int().positive();
+const positiveCount = z.coerce.number().int().positive();
 // an empty variable is a mistake, not port 0 (which asks for a free port)
 const port = z
   .string()
@@ -27,10 +28,9 @@ const passthrough = z
 
 const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
-  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  // the Temporal address, namespace, TLS and API key are envconfig's (temporal/connection.ts)
   TREEWARDEN_TASK_QUEUE: z.string().min(1).default('treewarden'),
-  /** whose /proc this worker sees; default: kernel boot id + PID namespace (runs/host-identity.ts) */
+  /** whose /proc this worker sees; default: kernel boot id + PID namespace (processes/host-identity.ts) */
   TREEWARDEN_HOST_ID: hostIdSchema.optional(),
   TREEWARDEN_API_PORT: port.default(8787),
   TREEWARDEN_API_HOST: z.string().default('127.0.0.1'),
@@ -62,10 +62,38 @@ const schema = z.object({
   TREEWARDEN_SILENT_CONTINUE_REARM_MS: duration.default(30 * 60_000),
   /** how soon an activity of a dead worker is retried elsewhere; activities heartbeat at a quarter of it */
   TREEWARDEN_HEARTBEAT_TIMEOUT_MS: duration.default(10_000),
+  /**
+   * how long a running agent whose worker let go (a deploy, a crash) waits for a worker of its host to adopt it;
+   * after that its stop is pending and the host may be declared lost
+   */
+  TREEWARDEN_ADOPTION_WINDOW_MS: duration.default(5 * 60_000),
+  /**
+   * at most this many agent runs of one company run at once; a run over it stays queued (its state says it waits for
+   * the company's cap) and starts when one of the company's runs settles. High enough that one company never notices:
+   * it keeps a storm of one company's runs from taking every worker slot of the shared queue
+   */
+  TREEWARDEN_COMPANY_MAX_RUNNING_RUNS: positiveCount.default(64),
+  /**
+   * at most this many releases of one company fan out their resumes at once; the next waits (its hold's state says
+   * so) and fans out when one finishes. Keeps one company's storm of releases from taking every worker slot
+   */
+  TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS: positiveCount.default(4),
+  /**
+   * the activities one worker runs at once on the shared queue (the SDK's activity slots, 100 by default): every
+   * running agent holds one for its whole run, so this is also how many agents a worker runs
+   */
+  TREEWARDEN_WORKER_MAX_ACTIVITIES: positiveCount.default(100),
+  /** the workflow tasks one worker runs at once (the SDK's workflow task slots, 40 by default; at least 2) */
+  TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS: z.coerce.number().int().min(2).default(40),
   /** a release's resumes whose wakes failed are retried this often (backoff 1 s doubling to 5 min), then given up */
   TREEWARDEN_HOLD_RESUME_RETRIES: duration.default(20),
   /** a database connection (or a free pooled one) not had within this fails the call instead of hanging */
   TREEWARDEN_DB_CONNECT_TIMEOUT_MS: duration.default(5_000),
+  /**
+   * connections each process keeps to PostgreSQL. A worker's activities (agents' supervision, claims, releases,
+   * settlements) share them: with node-postgres' 10, a soak of four companies timed out waiting for a free one
+   */
+  TREEWARDEN_DB_POOL_MAX: positiveCount.default(20),
   /**
    * a database statement still unanswered after this fails (server-side statement_timeout and a
    * client-side read timeout, which also ends a call to a database that stopped answering); above
@@ -74,6 +102,11 @@ const schema = z.object({
   TREEWARDEN_DB_QUERY_TIMEOUT_MS: duration.default(60_000),
   /** how often a worker looks for live processes of finished work on its host (also once at start) */
   TREEWARDEN_ORPHAN_SWEEP_MS: duration.default(60_000),
+  /**
+   * the fleet-wide recovery (every active watchdog's workflow, queued runs never started) is done by one starting
+   * worker per this period, however many start in it (a rollout)
+   */
+  TREEWARDEN_FLEET_RECOVERY_EVERY_MS: duration.default(10 * 60_000),
   /** `auto`: a cgroup per run and job where the host has a writable hierarchy; `process-group`: never */
   TREEWARDEN_CONTAINMENT: z.enum(['auto', 'process-group']).default('auto'),
   /** a pre-built workflow bundle (npm run build:workflows); without it the worker bundles at start */
@@ -103,6 +136,8 @@ const schema = z.object({
    * (changes are signalled at the recording commit's NOTIFY, and at each start or reconnection; nothing polls)
    */
   TREEWARDEN_CHANGE_DISPATCH_RETRY_MS: duration.default(5_000),
+  /** the retention schedule deletes what finished more than this many days ago (retention/); 0 keeps only live state */
+  TREEWARDEN_RETENTION_DAYS: z.coerce.number().int().min(0).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

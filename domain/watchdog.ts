@@ -152,17 +152,44 @@ export function classifySubtree(
 /** Sorted; a list of fewer than two is its own sorted copy (most leaves have no blockers). */
 const sortedIds = (ids: readonly string[]): readonly string[] => (ids.length < 2 ? ids : [...ids].sort());
 
+/**
+ * A leaf's fingerprint input. Active execution blockers are material (a stranded task wakes the watchdog once,
+ * resolving re-arms it); appended only when present, so fingerprints of subtrees without any are unchanged.
+ */
+function leafMaterial(l: StoppedLeaf): unknown[] {
+  const leaf: unknown[] = [l.id, l.status, l.assigneeAgentId, l.blockerIds, l.pendingInteractionIds];
+  return l.executionBlockerIds.length > 0 ? [...leaf, l.executionBlockerIds] : leaf;
+}
+
 export function stopFingerprint(leaves: StoppedLeaf[], config: WatchdogConfig): string {
-  const material = {
-    // active execution blockers are material (a stranded task wakes the watchdog once, resolving
-    // re-arms it); appended only when present, so fingerprints of subtrees without any are unchanged
-    leaves: leaves.map((l) => {
-      const leaf: unknown[] = [l.id, l.status, l.assigneeAgentId, l.blockerIds, l.pendingInteractionIds];
-      return l.executionBlockerIds.length > 0 ? [...leaf, l.executionBlockerIds] : leaf;
-    }),
-    config: [config.agentId, config.instructions],
-  };
+  const material = { leaves: leaves.map(leafMaterial), config: [config.agentId, config.instructions] };
   return createHash('sha256').update(JSON.stringify(material)).digest('hex');
+}
+
+/**
+ * One stopped leaf as a review saw it: its material state under the configuration that reviewed it (128 bits of
+ * SHA-256, base64url). Two stops share a digest exactly when they share that leaf, as it was, for the same agent
+ * and instructions.
+ */
+export function leafDigests(leaves: StoppedLeaf[], config: WatchdogConfig): string[] {
+  const configMaterial = [config.agentId, config.instructions];
+  return leaves.map((l) =>
+    createHash('sha256')
+      .update(JSON.stringify([leafMaterial(l), configMaterial]))
+      .digest('base64url')
+      .slice(0, 22),
+  );
+}
+
+/**
+ * Shrink-only stops are not new (Paperclip #10209): a stop whose every leaf was in the reviewed stop, unchanged,
+ * differs from it only because leaves left the subtree (deleted, moved away, a completed sibling removed). There is
+ * nothing in it a review has not seen. A parent left without children is a new leaf, so that stop is not one.
+ */
+export function isShrinkOnly(current: readonly string[], reviewed: readonly string[]): boolean {
+  if (current.length >= reviewed.length) return false;
+  const seen = new Set(reviewed);
+  return current.every((digest) => seen.has(digest));
 }
 
 /** A review task has reached a disposition when it is done, blocked, or handed to a reviewer. */
@@ -188,13 +215,16 @@ export const WATCHDOG_DEFAULT_MANDATE = [
     'comment actionable instructions, create a follow-up child inside the watched subtree, ' +
     'or resolve an interaction the ordinary audience permits.',
   'If the blocker is real, leave a valid waiting disposition that names the unblock owner and the next action.',
+  'A blocked leaf whose exit is already resolved (blockedLeaves, exitResolved) waits for nothing: restore its live ' +
+    'path or name the exit it still has.',
   'Stay inside the watched subtree and your company; never impersonate formal approvals, accept spend or hiring ' +
     'decisions, use an interaction response as downstream authority, or bypass execution-policy stages that need ' +
     'a typed reviewer or approver.',
   'Never create another watchdog, never wake yourself; this review task is the only one for the watched issue.',
   'Custom instructions may narrow this mandate or veto shortcuts, never widen it: the server grants no more ' +
     'authority whatever they say.',
-  'Finish by moving your review task to done, blocked or in_review with the evidence for your decision.',
+  'Finish by moving your review task to done, blocked (with its exit: a blockedReason naming who or what unblocks ' +
+    'it) or in_review with the evidence for your decision.',
 ].join('\n');
 
 export const WATCHDOG_ALLOWED_OPERATIONS = [

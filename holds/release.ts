@@ -40,27 +40,30 @@ export async function assertReconciled(deps: Deps, rootIssueId: string): Promise
  */
 export async function releaseHold(deps: Deps, holdId: string, release: ReleaseArgs): Promise<ResumeReport> {
   const { releaseId, wakeAgents, actor } = release;
-  const { count } = await deps.db.treeHold.updateMany({
-    where: { id: holdId, status: 'active' },
-    data: { status: 'released', releasedAt: new Date(), releaseResult: { releaseId, wakeAgents } },
+  // the release and its audit entry commit together: a retry after a failure between them finds the hold released
+  // by its own release id and would not log it again
+  const hold = await deps.db.$transaction(async (tx) => {
+    const { count } = await tx.treeHold.updateMany({
+      where: { id: holdId, status: 'active' },
+      data: { status: 'released', releasedAt: new Date(), releaseResult: { releaseId, wakeAgents } },
+    });
+    // a hold removed with its root issue is as inactive as one released elsewhere: refused, not retried
+    const row = await tx.treeHold.findUnique({ where: { id: holdId } });
+    if (!row) throw holdNotActive(holdId);
+    if (count === 0) {
+      if ((row.releaseResult as { releaseId?: string } | null)?.releaseId !== releaseId) throw holdNotActive(holdId);
+      return row;
+    }
+    await logActivity(tx, {
+      companyId: row.companyId,
+      actor,
+      action: 'issue.tree_hold_released',
+      entityType: 'issue',
+      entityId: row.rootIssueId,
+      details: { holdId, wakeAgents },
+    });
+    return row;
   });
-  // a hold removed with its root issue is as inactive as one released elsewhere: refused, not retried
-  const hold = await deps.db.treeHold.findUnique({ where: { id: holdId } });
-  if (!hold) throw holdNotActive(holdId);
-  if (count === 0) {
-    if ((hold.releaseResult as { releaseId?: string } | null)?.releaseId !== releaseId) throw holdNotActive(holdId);
-  } else {
-    await deps.db.$transaction((tx) =>
-      logActivity(tx, {
-        companyId: hold.companyId,
-        actor,
-        action: 'issue.tree_hold_released',
-        entityType: 'issue',
-        entityId: hold.rootIssueId,
-        details: { holdId, wakeAgents },
-      }),
-    );
-  }
   const { report, memberIds } = await resumeOwedWork(deps, hold);
   if (wakeAgents) await wakeOtherMembers(deps, hold.companyId, holdId, memberIds, report, actor);
   // recorded with the release's last write, after its resumes: the watchdog never sees them half dispatched

@@ -11,6 +11,7 @@ import { recordSubtreeChange } from '../changes/record';
 import { activeHoldsCovering } from './tree';
 import { upsertWatchdog, type WatchdogInput } from '../watchdogs/configuration';
 import { blockersOfIssue } from '../runs/execution-blockers';
+import { blockedReasonOnCreate, blockedReasonOnUpdate } from './blocked-exits';
 import { wakeAndDispatch } from '../runs/wakes';
 
 export function presentIssue(issue: {
@@ -22,6 +23,7 @@ export function presentIssue(issue: {
   assigneeAgentId: string | null;
   originKind: string;
   originId: string | null;
+  blockedReason: string | null;
   createdAt: Date;
   updatedAt: Date;
   blockedBy?: { blockerIssueId: string }[];
@@ -36,6 +38,7 @@ export function presentIssue(issue: {
     originKind: issue.originKind,
     originId: issue.originId,
     blockedByIssueIds: (issue.blockedBy ?? []).map((b) => b.blockerIssueId).sort(),
+    blockedReason: issue.blockedReason,
     createdAt: issue.createdAt,
     updatedAt: issue.updatedAt,
   };
@@ -66,6 +69,7 @@ export interface CreateIssueInput {
   parentId?: string | null;
   assigneeAgentId?: string | null;
   status?: IssueStatus;
+  blockedReason?: string | null;
   watchdog?: WatchdogInput;
 }
 
@@ -80,12 +84,15 @@ export async function createIssue(
     const parent = input.parentId ? await issueInCompany(tx, actor, input.parentId) : null;
     await permitOnIssue(tx, actor, 'issue.create', parent, actor.companyId);
     if (input.assigneeAgentId) await assertAssignable(tx, actor.companyId, input.assigneeAgentId);
+    const status = input.status ?? 'todo';
+    const blockedReason = await blockedReasonOnCreate(tx, status, input.blockedReason);
     const created = await tx.issue.create({
       data: {
         companyId: actor.companyId,
         parentId: input.parentId ?? null,
         title: input.title,
-        status: input.status ?? 'todo',
+        status,
+        blockedReason,
         assigneeAgentId: input.assigneeAgentId ?? null,
       },
       include: { blockedBy: true },
@@ -112,6 +119,7 @@ export interface UpdateIssueInput {
   status?: IssueStatus;
   assigneeAgentId?: string | null;
   blockedByIssueIds?: string[];
+  blockedReason?: string | null;
   comment?: string;
 }
 
@@ -130,6 +138,7 @@ export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: strin
     }
     if (input.assigneeAgentId) await assertAssignable(tx, actor.companyId, input.assigneeAgentId);
     if (input.blockedByIssueIds) await assertBlockersInCompany(tx, actor.companyId, issueId, input.blockedByIssueIds);
+    const blockedReason = await blockedReasonOnUpdate(tx, issue, input);
     if (input.blockedByIssueIds) {
       await tx.issueBlocker.deleteMany({ where: { issueId } });
       await tx.issueBlocker.createMany({
@@ -141,6 +150,7 @@ export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: strin
       data: {
         ...(input.title !== undefined ? { title: input.title } : {}),
         ...(input.status !== undefined ? { status: input.status } : {}),
+        blockedReason,
         ...(input.assigneeAgentId !== undefined ? { assigneeAgentId: input.assigneeAgentId } : {}),
       },
       include: { blockedBy: true },

@@ -4,7 +4,7 @@
  * tree is fetched as it is expanded, never whole.
  */
 import type { Db } from '../db/prisma';
-import { LIVE_RUN_STATUSES } from '../domain/statuses';
+import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import { activeHoldsCovering } from './tree';
 
 /** Children listed per node and request; the rest is paged with `offset`. */
@@ -24,7 +24,10 @@ export interface TreeNode {
   holds: { id: string }[];
   /** active holds covering this node (rooted here or above) */
   heldBy: string[];
-  watchdog: { id: string; lastState: string | null; triggerCount: number } | null;
+  /** its active watchdog, with the review task it reuses (null until the first review) */
+  watchdog: { id: string; lastState: string | null; triggerCount: number; reviewIssueId: string | null } | null;
+  /** a watchdog's review task: the watched issue it reviews */
+  reviewOf: { watchedIssueId: string } | null;
   blockers: { id: string; runId: string | null; nextAction: string }[];
   /** null when not expanded in this answer ([] for a leaf) */
   children: TreeNode[] | null;
@@ -38,6 +41,8 @@ type IssueRow = {
   status: string;
   assigneeAgentId: string | null;
   assignee: { name: string } | null;
+  originKind: string;
+  originId: string | null;
   _count: { children: number };
 };
 
@@ -47,6 +52,8 @@ const issueSelect = {
   status: true,
   assigneeAgentId: true,
   assignee: { select: { name: true } },
+  originKind: true,
+  originId: true,
   _count: { select: { children: true } },
 } as const;
 
@@ -66,7 +73,7 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
     }),
     db.watchdog.findMany({
       where: { activeIssueId: { in: ids } },
-      select: { id: true, issueId: true, lastEvaluation: true, triggerCount: true },
+      select: { id: true, issueId: true, lastEvaluation: true, triggerCount: true, reviewIssueId: true },
     }),
     db.executionBlocker.findMany({
       where: { issueId: { in: ids }, status: 'active' },
@@ -104,8 +111,10 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
             id: watchdog.id,
             lastState: (watchdog.lastEvaluation as { state?: string } | null)?.state ?? null,
             triggerCount: watchdog.triggerCount,
+            reviewIssueId: watchdog.reviewIssueId,
           }
         : null,
+      reviewOf: row.originKind === TASK_WATCHDOG_ORIGIN && row.originId ? { watchedIssueId: row.originId } : null,
       blockers: blockers
         .filter((b) => b.issueId === row.id)
         .map((b) => ({ id: b.id, runId: b.runId, nextAction: b.nextAction })),

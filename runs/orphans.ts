@@ -9,9 +9,9 @@
 import { isTerminalRunStatus } from '../domain/statuses';
 import { workflowId } from '../domain/ids';
 import type { Deps } from '../runtime/deps';
-import { occupiedWorkCgroups, removeCgroup } from './cgroups';
+import { occupiedWorkCgroups, removeCgroup } from '../processes/cgroups';
 import { partialStopsOn, pendingStopsOn } from './host-stops';
-import { liveOwnerTokens, ownedProcesses, verifiedStop, type StopResult } from './process-table';
+import { liveOwnerTokens, ownedProcesses, verifiedStop, type StopResult } from '../processes/process-table';
 import { runFiles } from './run-files';
 import { emitFinding, recordStopResult } from './supervision';
 

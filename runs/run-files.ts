@@ -1,4 +1,5 @@
 /** Where a run's files live: the supervisor's own folder, and the conventions inside its workspace. */
+import { readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -17,14 +18,19 @@ export interface RunFiles {
   checkpoint: string;
   /** touched when the supervisor sees the stop, before it signals: a checkpoint must be newer */
   stopObserved: string;
+  /** the agent's exit status, written by its start shell (processes/cgroups.ts); an adopting worker reads it */
+  exitStatus: string;
   /** in the workspace: holds the pid of the process writing to it */
   writerLock: string;
   /** in the workspace: names the run that finished its work there */
   tombstone: string;
 }
 
+/** every run's folder is a directory here named by its run id; retention (retention/) removes finished ones */
+export const runFilesRoot = (): string => join(tmpdir(), 'treewarden-runs');
+
 export function runFiles(runId: string, workdir: string | null): RunFiles {
-  const runDir = join(tmpdir(), 'treewarden-runs', runId);
+  const runDir = join(runFilesRoot(), runId);
   const workspace = workdir ?? runDir;
   return {
     runDir,
@@ -35,7 +41,20 @@ export function runFiles(runId: string, workdir: string | null): RunFiles {
     outcome: join(runDir, 'outcome.json'),
     checkpoint: join(runDir, 'checkpoint.json'),
     stopObserved: join(runDir, 'stop-observed'),
+    exitStatus: join(runDir, 'exit-status'),
     writerLock: join(workspace, '.treewarden-writer.lock'),
     tombstone: join(workspace, '.treewarden-tombstone'),
   };
+}
+
+/**
+ * A file in the run folder, read only when it is at most `maxBytes` (null when larger or absent): the agent can write
+ * there, so it is untrusted and may be anything, of any size.
+ */
+export function readSmallRunFile(file: string, maxBytes: number): string | null {
+  try {
+    return statSync(file).size <= maxBytes ? readFileSync(file, 'utf8') : null;
+  } catch {
+    return null;
+  }
 }

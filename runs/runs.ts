@@ -17,16 +17,22 @@ import { stopJobsOf } from './jobs';
 import { settleInterruptedRun } from '../holds/resume';
 import { emitFinding, reconcileSupersession } from './supervision';
 
-/** queued → running. False when the run was cancelled (e.g. by a pause) before it began. */
+/**
+ * queued → running, whatever the company's cap (the claim of runs whose workflow predates the cap,
+ * runs/company-cap.ts). False when the run was cancelled (e.g. by a pause) before it began.
+ */
 export async function beginRun(deps: Deps, runId: string): Promise<boolean> {
-  return deps.db.$transaction(async (tx) => {
-    const { count } = await tx.run.updateMany({
-      where: { id: runId, status: 'queued', stopRequestedAt: null },
-      data: { status: 'running', startedAt: new Date() },
-    });
-    if (count === 1) await recordRunChange(tx, runId, 'run_started');
-    return count === 1;
+  return deps.db.$transaction((tx) => beginRunIn(tx, runId));
+}
+
+/** queued → running in the caller's transaction. */
+export async function beginRunIn(tx: Tx, runId: string): Promise<boolean> {
+  const { count } = await tx.run.updateMany({
+    where: { id: runId, status: 'queued', stopRequestedAt: null },
+    data: { status: 'running', startedAt: new Date(), companyCapQueuedAt: null },
   });
+  if (count === 1) await recordRunChange(tx, runId, 'run_started');
+  return count === 1;
 }
 
 /**
@@ -196,6 +202,7 @@ type RunRow = Pick<
   | 'silentState'
   | 'supersededByRunId'
   | 'endReason'
+  | 'companyCapQueuedAt'
 >;
 
 /** A run as the API shows it (its owner token and supervision internals stay inside). */
@@ -226,6 +233,8 @@ export const presentRun = (r: RunRow, executionBlocker: PresentedBlocker | null 
   executionBlocker,
   // why it ended, as its agent reported (TREEWARDEN_OUTCOME_FILE): context_overflow, or null
   endReason: r.endReason,
+  // queued behind its company's cap on running runs since then (TREEWARDEN_COMPANY_MAX_RUNNING_RUNS), or null
+  waitingForCompanyCapSince: r.status === 'queued' ? r.companyCapQueuedAt : null,
 });
 
 /** An issue's runs, oldest first, each with the blocker its stop created. */

@@ -16,7 +16,7 @@ import {
 import type { Actor } from '../domain/actor';
 import { logActivity, logSystemActivity } from '../db/activity-log';
 import type { Deps } from '../runtime/deps';
-import { modifiedAt, ownedProcesses } from './process-table';
+import { modifiedAt, ownedProcesses } from '../processes/process-table';
 import type { RunFiles } from './run-files';
 
 export interface CpuSample {

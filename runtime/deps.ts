@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/prisma';
 import type { Config } from '../domain/config';
-import type { Containment } from '../runs/cgroups';
+import type { Containment } from '../processes/cgroups';
+import type { TemporalTarget } from '../temporal/connection';
 import type { Orchestrator } from '../temporal/orchestrator';
 
 /** What the service layer needs from the outside world; the API and the activities share it. */
@@ -9,9 +10,11 @@ export interface Deps {
   db: Db;
   orchestrator: Orchestrator;
   config: Config;
+  /** the Temporal frontend and namespace this process uses (envconfig: profile and TEMPORAL_* variables) */
+  temporal: TemporalTarget;
   log: Logger;
   /** the host whose /proc this process sees (TREEWARDEN_HOST_ID or derived) */
   hostId: string;
-  /** how this host keeps a run's processes together: a cgroup each, or process groups (runs/cgroups.ts) */
+  /** how this host keeps a run's processes together: a cgroup each, or process groups (processes/cgroups.ts) */
   containment: Containment;
 }

@@ -1,11 +1,12 @@
 /** Wires config, database, Temporal client and orchestrator into the Deps every layer shares. */
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import { createPrisma, dbTimeoutsOf } from '../db/prisma';
 import type { Config } from '../domain/config';
-import { detectContainment } from '../runs/cgroups';
+import { detectContainment } from '../processes/cgroups';
 import type { Deps } from './deps';
-import { resolveHostId } from '../runs/host-identity';
+import { resolveHostId } from '../processes/host-identity';
+import { connectClient, describeTarget, type TemporalTarget } from '../temporal/connection';
 import { createTemporalOrchestrator } from '../temporal/temporal-orchestrator';
 
 export interface Services extends Deps {
@@ -23,22 +24,28 @@ export function createLogger(
   name: string,
   stream: { isTTY?: boolean } = process.stdout,
 ): Logger {
-  if (!stream.isTTY) return pino({ name, level: config.LOG_LEVEL });
+  // the SDK logs a failed activity's or workflow's error under `error`: serialised like `err`, with its message,
+  // type and stack (a Prisma error's message is not enumerable, so the bare object printed only its client version)
+  const serializers = { error: pino.stdSerializers.err };
+  if (!stream.isTTY) return pino({ name, level: config.LOG_LEVEL, serializers });
   return pino({
     name,
     level: config.LOG_LEVEL,
+    serializers,
     transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
   });
 }
 
-export async function connectServices(config: Config, log: Logger): Promise<Services> {
-  const db = createPrisma(config.DATABASE_URL, dbTimeoutsOf(config));
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+export async function connectServices(config: Config, temporal: TemporalTarget, log: Logger): Promise<Services> {
+  const db = createPrisma(config.DATABASE_URL, dbTimeoutsOf(config), config.TREEWARDEN_DB_POOL_MAX);
+  const connection = await connectClient(temporal);
+  const client = new Client({ connection, namespace: temporal.namespace });
+  log.info({ temporal: describeTarget(temporal) }, 'connected to Temporal');
   const orchestrator = createTemporalOrchestrator(client, config);
   return {
     db,
     config,
+    temporal,
     log,
     hostId: resolveHostId(config),
     containment: detectContainment(config.TREEWARDEN_CONTAINMENT),

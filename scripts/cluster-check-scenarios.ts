@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
 import { createTreewardenClient, TreewardenApiError, type TreewardenClient } from '../client';
 import { hostQueue } from '../domain/task-queue';
+import { connectClient, type TemporalTarget } from '../temporal/connection';
 import type { SimulatedHost } from '../testing/simulated-hosts';
 import { check, cleanups, say, waitFor, type Proc } from './cluster-check-support';
 
@@ -16,8 +16,7 @@ export const hostIdOf = (worker: Proc): string => (JSON.parse(worker.readyLine!)
 export async function runScenario(
   apiUrl: string,
   adminToken: string,
-  address: string,
-  namespace: string,
+  temporal: TemporalTarget,
   taskQueue: string,
   workers: Proc[],
   hosts: SimulatedHost[],
@@ -26,11 +25,16 @@ export async function runScenario(
   const hostIds = workers.map(hostIdOf);
   check(new Set(hostIds).size === 2, 'the two workers are on two hosts', hostIds);
   await waitFor('each worker polling the task queue and its host queue', async () => {
-    const connection = await Connection.connect({ address });
+    const connection = await connectClient(temporal);
     const pollersOf = async (name: string, taskQueueType: number) =>
       (
-        (await connection.workflowService.describeTaskQueue({ namespace, taskQueue: { name }, taskQueueType }))
-          .pollers ?? []
+        (
+          await connection.workflowService.describeTaskQueue({
+            namespace: temporal.namespace,
+            taskQueue: { name },
+            taskQueueType,
+          })
+        ).pollers ?? []
       ).map((p) => p.identity ?? '');
     try {
       // Temporal's default identity is <pid>@<hostname>: the pid inside the host, the host's UTS name

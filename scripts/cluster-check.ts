@@ -6,8 +6,8 @@
  *     (scripts/provision/postgres.ts);
  *   - a migrated treewarden database, TWO worker processes (`node --import tsx workers/main.ts`, as deployed) on one
  *     task queue, each on its own simulated host (PID + UTS namespaces, testing/simulated-hosts.ts; needs root)
- *     so each also polls its own host queue, and the API process here, all pointed at the cluster with
- *     TEMPORAL_ADDRESS;
+ *     so each also polls its own host queue, and the API process here, all pointed at the cluster by a profile
+ *     of a Temporal config file (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE; read by @temporalio/envconfig);
  *   - through the HTTP API: a watched subtree that comes to rest wakes the watchdog's noop agent exactly once, and a
  *     tree hold pause/release resumes the run it interrupted exactly once;
  *   - tears everything down, also on failure or Ctrl-C. Exit code 0 only if every assertion held.
@@ -19,6 +19,7 @@ import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { requireNamespaces, simulatedHost } from '../testing/simulated-hosts';
+import { loadTemporalTarget } from '../temporal/connection';
 import { hostIdOf, runScenario } from './cluster-check-scenarios';
 import {
   cleanups,
@@ -95,11 +96,17 @@ async function main(): Promise<void> {
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const taskQueue = `cluster-check-${runId}`;
+  const temporalConfigFile = path.join(dir, 'temporal.toml');
+  fs.writeFileSync(
+    temporalConfigFile,
+    `[profile.cluster-check]\naddress = "${cluster.address}"\nnamespace = "${cluster.namespace}"\n`,
+  );
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    // the profile alone says where Temporal is: no TEMPORAL_* of the caller's overrides it
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TEMPORAL_'))),
     DATABASE_URL: databaseUrl(pg.adminUrl, twDb),
-    TEMPORAL_ADDRESS: cluster.address,
-    TEMPORAL_NAMESPACE: cluster.namespace,
+    TEMPORAL_CONFIG_FILE: temporalConfigFile,
+    TEMPORAL_PROFILE: 'cluster-check',
     TREEWARDEN_TASK_QUEUE: taskQueue,
     TREEWARDEN_ADMIN_TOKEN: adminToken,
     TREEWARDEN_API_PORT: String(apiPort),
@@ -134,7 +141,7 @@ async function main(): Promise<void> {
   times.processes = elapsed(t);
 
   try {
-    await runScenario(apiUrl, adminToken, cluster.address, cluster.namespace, taskQueue, workers, hosts);
+    await runScenario(apiUrl, adminToken, loadTemporalTarget(env), taskQueue, workers, hosts);
   } catch (err) {
     keepDir = true;
     for (const f of [...workers.map((w) => w.logFile), path.join(dir, 'api.log'), cluster.logFile]) {

@@ -18,6 +18,7 @@ import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { createWorker } from '../workers/create-worker';
 import { eventually } from '../testing/harness';
 import { connectServices } from '../runtime/services';
+import { loadTemporalTarget } from '../temporal/connection';
 import { CHROMIUM_ARGS, ensureChromium } from './provision/chromium';
 import { startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
@@ -92,16 +93,16 @@ async function main() {
     const adminToken = `twa_${randomBytes(24).toString('base64url')}`;
     const config = parseConfig({
       DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporal.address,
       TREEWARDEN_TASK_QUEUE: `screenshots-${randomBytes(3).toString('hex')}`,
       TREEWARDEN_ADMIN_TOKEN: adminToken,
       TREEWARDEN_WORKER_METRICS_PORT: '0',
       ...(temporal.uiUrl ? { TEMPORAL_UI_URL: temporal.uiUrl } : {}),
       LOG_LEVEL: 'warn',
     });
-    const services = await connectServices(config, pino({ level: config.LOG_LEVEL }));
+    const target = loadTemporalTarget({ TEMPORAL_ADDRESS: temporal.address });
+    const services = await connectServices(config, target, pino({ level: config.LOG_LEVEL }));
     stops.unshift(() => services.close());
-    const connection = await NativeConnection.connect({ address: temporal.address });
+    const connection = await NativeConnection.connect(target.connection);
     const worker = await createWorker(services, { connection });
     const running = worker.run();
     stops.unshift(async () => {

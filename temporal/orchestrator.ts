@@ -49,8 +49,19 @@ export interface WebhookDeliveryStart {
   summary: string;
 }
 
+/** Whose workflow waits for a company's cap: a queued run, or a hold whose release waits to fan out. */
+export interface CompanyCapWaiter {
+  kind: 'run' | 'hold';
+  id: string;
+}
+
 export interface Orchestrator {
   startRun(run: RunStart): Promise<void>;
+  /**
+   * Tells a run waiting for its company's cap on running runs, or a hold's release waiting for the cap on release
+   * fan-outs, to try its claim now (a no-op for a workflow that has ended).
+   */
+  companyCapFreed(waiting: CompanyCapWaiter): Promise<void>;
   cancelRun(runId: string): Promise<void>;
   /** Tell a watchdog its subtree changed; starts its workflow when it is missing. */
   subtreeChanged(watchdog: WatchdogStart, reason: string): Promise<void>;

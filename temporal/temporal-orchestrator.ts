@@ -9,9 +9,11 @@ import type { Config } from '../domain/config';
 import { workflowId } from '../domain/ids';
 import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-attributes';
 import { holdNotActive, isHoldNotActive } from '../domain/hold-contract';
+import { companyPriority, priorityDetails, type TaskPriorityKind } from '../domain/task-priority';
 import type { hostProbeWorkflow, taskWatchdogWorkflow, treeHoldWorkflow, webhookDeliveryWorkflow } from '../workflows';
 import {
   awaitPauseAppliedUpdate,
+  companyCapFreedSignal,
   releaseHoldUpdate,
   subtreeChangedSignal,
   watchdogRecoverySignal,
@@ -20,6 +22,12 @@ import {
 } from '../workflows/definitions';
 import { coalescePerKey } from './coalesce';
 import type { Orchestrator, WatchdogStart } from './orchestrator';
+
+/** A company's workflow in the shared queue: its fairness key and priority, and the UI's line that says so. */
+const fairly = (companyId: string, kind: TaskPriorityKind) => ({
+  priority: companyPriority(companyId, kind),
+  staticDetails: priorityDetails(companyId, kind),
+});
 
 const attributes = (kind: string, companyId: string, issueId: string, state: string) => [
   { key: KindKey, value: kind },
@@ -39,7 +47,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
   const startOnce = async (
     type: 'agentRunWorkflow' | 'backgroundJobWorkflow' | 'blockerResolutionWorkflow',
     id: string,
-    input: Record<string, string | null>,
+    input: Record<string, string | number | null>,
     meta: { kind: string; state: string; summary: string; companyId: string; issueId: string; title: string },
   ) => {
     await client.workflow
@@ -51,6 +59,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
         typedSearchAttributes: attributes(meta.kind, meta.companyId, meta.issueId, meta.state),
         memo: { issueTitle: meta.title },
         staticSummary: meta.summary,
+        ...fairly(meta.companyId, 'run'),
       })
       .catch(ignore(WorkflowExecutionAlreadyStartedError));
   };
@@ -77,6 +86,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       typedSearchAttributes: attributes('task_watchdog', watchdog.companyId, watchdog.issueId, 'starting'),
       memo: { issueTitle: watchdog.title },
       staticSummary: `Task watchdog for "${watchdog.title}"`,
+      ...fairly(watchdog.companyId, 'evaluation'),
     });
   };
   // A change signal only says "evaluate again": while one is in flight, a burst of changes under
@@ -91,9 +101,15 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       await startOnce(
         'agentRunWorkflow',
         workflowId.agentRun(run.runId),
-        { runId: run.runId },
+        { runId: run.runId, adoptionWindowMs: config.TREEWARDEN_ADOPTION_WINDOW_MS },
         { kind: 'agent_run', state: 'queued', summary: `Agent run for "${run.title}"`, ...run },
       );
+    },
+    async companyCapFreed({ kind, id }) {
+      await client.workflow
+        .getHandle(kind === 'run' ? workflowId.agentRun(id) : workflowId.treeHold(id))
+        .signal(companyCapFreedSignal)
+        .catch(ignore(WorkflowNotFoundError));
     },
     async startJob(job) {
       await startOnce(
@@ -138,6 +154,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
             { key: StateKey, value: 'pending' },
           ],
           staticSummary: summary,
+          ...fairly(companyId, 'delivery'),
         })
         .catch(ignore(WorkflowExecutionAlreadyStartedError));
     },
@@ -192,6 +209,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
           typedSearchAttributes: attributes('tree_hold', hold.companyId, hold.rootIssueId, 'applying'),
           memo: { issueTitle: hold.title },
           staticSummary: `Tree hold on "${hold.title}"`,
+          ...fairly(hold.companyId, 'run'),
         })
         .catch((error: unknown) => {
           if (error instanceof WorkflowExecutionAlreadyStartedError)

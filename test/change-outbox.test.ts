@@ -12,6 +12,7 @@ import { createWorker, type TreewardenWorker } from '../workers/create-worker';
 import { watchdogStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, workflowBundle, type Harness } from '../testing/harness';
 import { testStack } from '../testing/stack';
+import { BLOCKED } from './support/blocked';
 
 let h: Harness;
 let connection: NativeConnection;
@@ -86,7 +87,7 @@ test('a committed material write that nobody signalled reaches its watchdog once
   const { c, root, leaf, watchdogId } = await wokenWatchedTree();
   const before = await watchdogState(root.id);
   // no dispatcher runs anywhere: as if the API process died right after its commit
-  expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' })).status).toBe(200);
+  expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, BLOCKED)).status).toBe(200);
   expect(await changesOf(leaf.id)).toBe(1);
   expect((await watchdogState(root.id)).changesReceived).toBe(before.changesReceived);
 
@@ -116,7 +117,7 @@ test('a round whose signals fail keeps its changes, and a later round delivers e
   const dispatcher = startChangeDispatcher({ ...h.services, log, orchestrator }, 200);
   try {
     for (const { c, leaf } of trees)
-      expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' })).status).toBe(200);
+      expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, BLOCKED)).status).toBe(200);
     await eventually(
       'two failed rounds',
       async () => failures.filter((line) => line.includes('delivering subtree changes')).length >= 2,

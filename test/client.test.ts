@@ -90,6 +90,7 @@ test('a success returns the parsed body; bodiless calls send no content type', a
     originKind: 'manual',
     originId: null,
     blockedByIssueIds: [],
+    blockedReason: null,
     createdAt: '2025-01-01T00:00:00.000Z',
     updatedAt: '2025-01-01T00:00:00.000Z',
   };

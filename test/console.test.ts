@@ -3,7 +3,7 @@
  * playwright-core) against a real stack: sign-in by board token into an httpOnly SameSite=Strict
  * session, a seeded tree that expands lazily, a pause whose live run turns cancelled without a reload,
  * the release and its resume, a hold whose stop left a survivor until it is gone, a live run's pids on its run page, a blocker resolved, no data of
- * another company, a refused request without the CSRF token, and sign-out revoking the session.
+ * another company, a watched issue and its review task linked both ways with the review run's write in the feed, a refused request without the CSRF token, and sign-out revoking the session.
  * Screenshots of each page are kept under .tmp/console-screenshots (git-ignored).
  */
 import { spawn } from 'node:child_process';
@@ -112,6 +112,42 @@ test('the company page lists a seeded tree; the tree page expands it level by le
   await tree.getByRole('link', { name: 'Write the copy' }).waitFor();
   expect(await page.locator(`#badges-${child.id}`).innerText()).toContain(`assignee: `);
   await shot(page, 'tree');
+  await context.close();
+});
+
+/** A review agent that comments on the watched issue `ROOT` with its run token, then finishes its review task. */
+const COMMENTING_REVIEWER = `
+const api = (method, url, body) => fetch(process.env.TREEWARDEN_API_URL + url, { method, body: JSON.stringify(body),
+  headers: { authorization: 'Bearer ' + process.env.TREEWARDEN_RUN_TOKEN, 'content-type': 'application/json' } })
+  .then((r) => { if (!r.ok) process.exit(1); });
+api('POST', '/api/issues/' + process.env.ROOT + '/comments', { body: 'checked the release notes' })
+  .then(() => api('PATCH', '/api/issues/' + process.env.TREEWARDEN_ISSUE_ID, { status: 'done', comment: 'reviewed' }));
+`;
+
+test("a watched issue and its review task link to each other, and the feed shows the review run's write", async () => {
+  const root = await acme.issue({ title: 'Audited release' });
+  await acme.issue({ title: 'Release notes', parentId: root.id, status: 'done' });
+  const reviewer = await acme.agent({
+    type: 'process',
+    command: process.execPath,
+    args: ['-e', COMMENTING_REVIEWER],
+    env: { ROOT: root.id },
+  });
+  const put = await h.request('PUT', `/api/issues/${root.id}/watchdog`, acme.token, { agentId: reviewer.id });
+  const comment = await eventually('the review run commented', () =>
+    h.services.db.comment.findFirst({ where: { issueId: root.id, runId: { not: null } } }),
+  );
+  const run = await runRow(h, comment.runId!);
+  const { context, page } = await signedIn(acme.token);
+  await page.goto(`/ui/issues/${root.id}`);
+  const toReview = page.locator(`#badges-${root.id} [data-review-task]`);
+  expect(await toReview.getAttribute('href')).toBe(`/ui/issues/${run.issueId}`);
+  const back = page.locator(`#badges-${run.issueId} [data-review-of]`);
+  expect(await back.getAttribute('href')).toBe(`/ui/issues/${root.id}`);
+  const written = page.locator(`[data-activity-for="${root.id}"] tr[data-activity-action="issue.comment_added"]`);
+  const facts = await written.locator(`[data-watchdog-run="${run.id}"]`).innerText();
+  for (const id of [put.body.id, run.issueId, run.id, run.reviewFingerprint!]) expect(facts).toContain(id.slice(0, 8));
+  await shot(page, 'tree-watchdog-feed');
   await context.close();
 });
 

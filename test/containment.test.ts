@@ -6,8 +6,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cgroupMembers, detectContainment } from '../runs/cgroups';
-import { isAlive } from '../runs/process-table';
+import { cgroupMembers, detectContainment } from '../processes/cgroups';
+import { isAlive } from '../processes/process-table';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;

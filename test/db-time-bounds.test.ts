@@ -68,7 +68,7 @@ describe('a database that stops answering', () => {
       TREEWARDEN_DB_QUERY_TIMEOUT_MS: '1000',
       TREEWARDEN_DB_CONNECT_TIMEOUT_MS: '1000',
     });
-    const services = await connectServices(config, pino({ level: 'silent' }));
+    const services = await connectServices(config, h.services.temporal, pino({ level: 'silent' }));
     const app = buildApi(services);
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     try {
@@ -143,8 +143,11 @@ describe('a database that stops answering', () => {
         taskQueue,
         args: [input],
       });
-      await eventually('the evaluation started on the wedged worker', async () =>
-        (await handle.describe()).raw.pendingActivities?.some((a) => a.lastStartedTime),
+      // the evaluation's local attempt waits on the database until its 10 s timeout, then it goes on as an activity
+      await eventually(
+        'the evaluation started on the wedged worker',
+        async () => (await handle.describe()).raw.pendingActivities?.some((a) => a.lastStartedTime),
+        60_000,
       );
       const code = await fleet.stop(worker);
       expect(typeof code).toBe('number');

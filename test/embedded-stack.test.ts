@@ -7,12 +7,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from 'pg';
 import { eventually } from '../testing/harness';
 import {
   callApi,
   clientSession,
   requestsPerSession,
+  stackSql,
   startServiceStack,
   type ServiceStack,
   type WorkloadResult,
@@ -39,19 +39,7 @@ afterAll(async () => {
 const call = (method: string, url: string, token: string, body?: unknown) =>
   callApi(stack.apiUrl, method, url, token, body);
 
-/** The embedded database itself, for facts the API does not expose (how many active watchdogs an issue has). */
-async function embeddedSql<T extends object>(text: string, values: unknown[]): Promise<T[]> {
-  const { port, password } = stack.embedded!;
-  const client = new Client({
-    connectionString: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/treewarden`,
-  });
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const embeddedSql = <T extends object>(text: string, values: unknown[]) => stackSql<T>(stack, text, values);
 
 test('the start script ran the embedded PostgreSQL, not a server it found', () => {
   expect(stack.embedded?.port).toEqual(expect.any(Number));

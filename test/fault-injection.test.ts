@@ -11,13 +11,14 @@ import { Client as PgClient } from 'pg';
 import { workflowId } from '../domain/ids';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { startDevServer, type DevServer } from '../scripts/provision/temporal-dev-server';
-import { ownedProcesses } from '../runs/process-table';
+import { ownedProcesses } from '../processes/process-table';
 import { subtreeChangedSignal, watchdogStateQuery } from '../workflows/definitions';
 import { TMP_DIR } from '../testing/stack';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
 import { workerFleet, type WorkerFleet } from '../testing/worker-fleet';
+import { BLOCKED } from './support/blocked';
 
 let server: DevServer;
 let h: Harness;
@@ -114,7 +115,7 @@ test('the Temporal server restarts on its SQLite file: watchdogs and holds carry
   );
   expect(released.body.resumed).toHaveLength(3);
   await resumedExactlyOnce(family.interrupted);
-  expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' })).status).toBe(200);
+  expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, BLOCKED)).status).toBe(200);
   await eventually('a wake for the new stop', async () => (await watchdogWakes(watchdogId)).length === 2, 60_000);
   expect(await oneWakePerFingerprint(watchdogId)).toBe(2);
   await noCleanStopWithLiveProcess(c.companyId);
@@ -160,11 +161,7 @@ test('PostgreSQL drops every connection at random moments: no worker dies, every
       200,
     );
     expect([200, 409]).toContain(released.status);
-    await retry(
-      'material change',
-      () => h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' }),
-      200,
-    );
+    await retry('material change', () => h.request('PATCH', `/api/issues/${leaf.id}`, c.token, BLOCKED), 200);
   } finally {
     dropping = false;
     await dropper;
@@ -193,7 +190,7 @@ test('signals duplicated and reordered: one wake per fingerprint', async () => {
   const signals = Array.from({ length: 60 }, (_, i) => ({ watchdogId, reason: `change-${i % 20}` }));
   const shuffled = [...signals, ...signals].sort(() => random() - 0.5);
   await Promise.all(shuffled.map((s) => handle.signal(subtreeChangedSignal, s)));
-  expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' })).status).toBe(200);
+  expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, BLOCKED)).status).toBe(200);
   await Promise.all(shuffled.slice(0, 40).map((s) => handle.signal(subtreeChangedSignal, s)));
   const lastSignalAt = Date.now();
   await eventually('a wake for the new stop', async () => (await watchdogWakes(watchdogId)).length === 2, 60_000);

@@ -31,9 +31,16 @@ let hostA: SimulatedHost;
 let hostB: SimulatedHost;
 beforeAll(async () => {
   // the API and the database live here; every worker lives in a simulated host. A 2 s heartbeat
-  // timeout let a starved live worker (load 15 on 2 cores) lose its run, so the run was no longer live.
+  // timeout let a starved live worker (load 15 on 2 cores) lose its run, so the run was no longer live. A short
+  // adoption window: a killed worker's runs wait only briefly for an adopter (test/adoption.test.ts), then their stop
+  // is pending on the host as before.
   h = await startHarness(
-    { TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '5000', TREEWARDEN_STOP_GRACE_MS: '1000', TREEWARDEN_ORPHAN_SWEEP_MS: '600000' },
+    {
+      TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '5000',
+      TREEWARDEN_STOP_GRACE_MS: '1000',
+      TREEWARDEN_ORPHAN_SWEEP_MS: '600000',
+      TREEWARDEN_ADOPTION_WINDOW_MS: '2000',
+    },
     { inProcessWorker: false },
   );
   hostA = await simulatedHost('host-a');

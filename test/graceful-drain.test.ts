@@ -1,15 +1,16 @@
 /**
  * @module Graceful shutdown drains in-flight work within a grace period (issue 6), with real worker
  * processes (workers/main.ts) and real agent runs: on SIGTERM a worker stops taking work (/healthz
- * 503) and lets its running activity finish before it exits 0; an activity that outlives the grace
- * period is cancelled at the deadline, its processes are stopped (killed, if they ignore SIGTERM),
+ * 503) and lets its running activity finish before it exits 0. An agent that outlives the grace
+ * period is let go of at the deadline and adopted by the host's next worker (issue 25): it runs on,
+ * once, to its own exit. A prepare step that outlives it is stopped (killed, if it ignores SIGTERM),
  * and its run settles exactly once on another worker without the command running a second time.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { workflowId } from '../domain/ids';
-import { isAlive, ownedProcesses } from '../runs/process-table';
+import { isAlive, ownedProcesses } from '../processes/process-table';
 import { eventually, runRow, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { workerFleet, workerRunning, type WorkerFleet, type WorkerProcess } from '../testing/worker-fleet';
 
@@ -36,12 +37,13 @@ afterAll(async () => {
  * appends `finished`: it cannot finish before the test opens the gate, so nothing depends on timing.
  * With `ignoreSigterm` the command (and every process it starts) ignores SIGTERM.
  */
-async function gatedRun(name: string, { ignoreSigterm = false } = {}) {
+async function gatedRun(name: string, { ignoreSigterm = false, inPrepare = false } = {}) {
   const log = join(dir, `${name}.log`);
   const gate = join(dir, `${name}.gate`);
   const c = await seedCompany(h);
   const script = `${ignoreSigterm ? 'trap "" TERM; ' : ''}echo started >> "$1"; while [ ! -e "$2" ]; do sleep 0.1; done; echo finished >> "$1"`;
-  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script, 'sh', log, gate] });
+  const gated = { command: 'sh', args: ['-c', script, 'sh', log, gate] };
+  const agent = await c.agent({ type: 'process', ...(inPrepare ? { command: 'true', prepare: gated } : gated) });
   const issue = await c.issue({ title: `drained: ${name}`, assigneeAgentId: agent.id });
   const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
   expect(wake.status).toBe(202);
@@ -156,22 +158,45 @@ test('SIGTERM mid-activity drains: the in-flight activity finishes on the draini
   expect(ownedProcesses(settled)).toEqual([]);
 });
 
-test.each([
-  {
-    ignoreSigterm: false,
-    title:
-      'an activity longer than the grace period is cancelled at the deadline: the worker exits 0 and the run settles once on another worker, never re-run',
-  },
-  // without the SIGKILL after the stop grace (activities/supervised-process.ts) this worker never exits
-  {
-    ignoreSigterm: true,
-    title:
-      'a command that ignores SIGTERM cannot hold the drain open: killed after the stop grace, the worker exits 0 and the run settles once on another worker',
-  },
-])('$title', async ({ ignoreSigterm }) => {
+test('an agent longer than the grace period is let go of at the deadline: the worker exits 0, the agent runs on, and the next worker adopts it to its own end', async () => {
+  const draining = await fleet.start({ TREEWARDEN_SHUTDOWN_GRACE_MS: '1500' });
+  const run = await gatedRun('outlives-grace');
+  await runningOn(run, draining);
+  expect(await fleet.stop(draining)).toBe(0);
+
+  // let go of at the deadline, not stopped: the agent still runs with no worker at all
+  const letGo = await activityAttempts(run);
+  expect(
+    letGo.failed
+      .filter((a) => a.type === 'executeRun')
+      .map((a) => ({ identity: a.identity, type: a.failure?.applicationFailureInfo?.type })),
+  ).toEqual([{ identity: draining.identity, type: 'AgentLetGo' }]);
+  const running = await runRow(h, run.runId);
+  expect(running.status).toBe('running');
+  expect(isAlive(running.processGroupId!)).toBe(true);
+
+  const replacement = await fleet.start();
+  await eventually('adopted by the replacement', async () =>
+    (await workerRunning(h.services.client, workflowId.agentRun(run.runId), 'adoptRun')) === replacement.identity
+      ? true
+      : null,
+  );
+  expect(existsSync(join(dir, 'outlives-grace.gate'))).toBe(false); // still waiting: it was never stopped
+  run.openGate();
+  expect(await run.handle.result()).toBe('succeeded');
+  expect(await runRow(h, run.runId)).toMatchObject({ status: 'succeeded', exitCode: 0, stopRequestedAt: null });
+  expect(run.lines()).toEqual(['started', 'finished']); // one agent, from its start to its end
+  const history = await activityAttempts(run);
+  expect(history.scheduled('executeRun')).toBe(1);
+  expect(history.scheduled('stopProcessGroup')).toBe(0);
+  expect(history.completed.filter((a) => a.type === 'adoptRun').map((a) => a.identity)).toEqual([replacement.identity]);
+});
+
+// without the SIGKILL after the stop grace (activities/supervised-process.ts) this worker never exits
+test('a prepare step that ignores SIGTERM cannot hold the drain open: killed after the stop grace, the worker exits 0 and the run settles once on another worker', async () => {
   const draining = await fleet.start({ TREEWARDEN_SHUTDOWN_GRACE_MS: '1500' });
   // the gate is never opened: the command outlives any grace
-  const run = await gatedRun(ignoreSigterm ? 'ignores-sigterm' : 'outlives-grace', { ignoreSigterm });
+  const run = await gatedRun('ignores-sigterm', { ignoreSigterm: true, inPrepare: true });
   await runningOn(run, draining);
   const replacement = await fleet.start();
 

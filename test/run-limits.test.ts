@@ -4,7 +4,7 @@
  * file kept under TREEWARDEN_RUN_OUTPUT_MAX_BYTES while the agent, a real process, goes on writing to it.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { ownedProcesses } from '../runs/process-table';
+import { ownedProcesses } from '../processes/process-table';
 import { runFiles } from '../runs/run-files';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 

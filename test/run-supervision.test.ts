@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ownedProcesses } from '../runs/process-table';
+import { ownedProcesses } from '../processes/process-table';
 import { REPO_ROOT } from '../testing/stack';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 

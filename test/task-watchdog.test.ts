@@ -5,9 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
 import { putWatchdog as putWatchdogRow, removeWatchdog } from '../watchdogs/configuration';
-import { recoverWorkflows } from '../workers/create-worker';
+import { recoverWorkflows, recoverWorkflowsOncePerFleet } from '../workers/create-worker';
 import { subtreeChangedSignal, watchdogStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { BLOCKED } from './support/blocked';
 
 let h: Harness;
 beforeAll(async () => {
@@ -193,7 +194,7 @@ describe('evaluation', () => {
     expect(triggered).toBe(1);
 
     // a material change (leaf reopened then blocked) is a new fingerprint: one more wake
-    await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' });
+    await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, BLOCKED);
     await eventually('a second wake for the new stop', async () => (await watchdogWakes(watchdog.id)).length === 2);
     const state = await watchdogState(root.id);
     expect(state.lastEvaluation?.state).toBe('stopped');
@@ -210,7 +211,8 @@ describe('evaluation', () => {
       'review run to finish',
       async () => (await h.services.db.run.count({ where: { issueId: review.id, status: 'succeeded' } })) === 1,
     );
-    await h.request('PATCH', `/api/issues/${review.id}`, c.token, { status: 'done' });
+    const disposition = await h.request('PATCH', `/api/issues/${review.id}`, c.token, { status: 'done' });
+    expect(disposition.status).toBe(200);
     const row = await eventually('reviewed fingerprint', async () => {
       const w = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdog.id } });
       return w.lastReviewedFingerprint ? w : null;
@@ -329,7 +331,7 @@ describe('evaluation', () => {
       );
     await burst();
     // the only material change arrives mid-burst, as one more signal among hundreds
-    expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' })).status).toBe(200);
+    expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, BLOCKED)).status).toBe(200);
     await burst();
     const after = await eventually('every signal counted', async () => {
       const s = await watchdogState(root.id);
@@ -351,7 +353,7 @@ describe('evaluation', () => {
     const retitle = (i: number) =>
       h.request('PATCH', `/api/issues/${root.id}`, c.token, { title: `ship feature (${i})` });
     const writes = Array.from({ length: 41 }, (_, i) =>
-      i === 20 ? h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status: 'blocked' }) : retitle(i),
+      i === 20 ? h.request('PATCH', `/api/issues/${leaf.id}`, c.token, BLOCKED) : retitle(i),
     );
     expect((await Promise.all(writes)).map((r) => r.status)).toEqual(writes.map(() => 200));
     await eventually('a wake for the new stop', async () => (await watchdogWakes(watchdog.id)).length === 2);
@@ -435,6 +437,23 @@ describe('worker recovery', () => {
       changesReceived: before.changesReceived,
       pendingChanges: 0,
     });
+  });
+
+  test('a rollout recovers once: of the workers starting within TREEWARDEN_FLEET_RECOVERY_EVERY_MS, one recovers', async () => {
+    const { c, watcher, root } = await watchedTree();
+    await putWatchdog(c, root.id, watcher.id);
+    const starts = await Promise.all([1, 2, 3].map(() => recoverWorkflowsOncePerFleet(h.services)));
+    // this file's workers are in-process and never claimed it: exactly one of the three recovers
+    expect(starts.filter((s) => s !== null)).toHaveLength(1);
+    const claim = await h.services.db.fleetChoreClaim.findUniqueOrThrow({ where: { chore: 'workflow-recovery' } });
+    // the lease lapses: the next start after it recovers again
+    await h.services.db.fleetChoreClaim.update({
+      where: { chore: 'workflow-recovery' },
+      data: { claimedAt: new Date(claim.claimedAt.getTime() - h.services.config.TREEWARDEN_FLEET_RECOVERY_EVERY_MS) },
+    });
+    const later = await recoverWorkflowsOncePerFleet(h.services);
+    expect(later?.watchdogs).toBeGreaterThanOrEqual(1);
+    expect(await recoverWorkflowsOncePerFleet(h.services)).toBeNull();
   });
 
   test('a worker start brings back a watchdog whose workflow is gone, and it evaluates', async () => {

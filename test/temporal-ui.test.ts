@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 const workflowsUrl = (query: string) =>
-  `${testTemporalUiUrl()}/namespaces/${h.services.config.TEMPORAL_NAMESPACE}/workflows?query=${encodeURIComponent(query)}`;
+  `${testTemporalUiUrl()}/namespaces/${h.services.temporal.namespace}/workflows?query=${encodeURIComponent(query)}`;
 
 /** The workflow ids the UI's list links to, as a user would read them off the table. */
 async function listedWorkflowIds(): Promise<string[]> {

@@ -10,6 +10,7 @@ import { StateKey } from '../domain/search-attributes';
 import { createWake, dispatchWake } from '../runs/wakes';
 import { holdStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { moveTo } from './support/blocked';
 
 let h: Harness;
 beforeAll(async () => {
@@ -385,7 +386,7 @@ test('wakeAgents wakes only todo, in_progress and in_review members', async () =
   const statuses = ['backlog', 'todo', 'in_progress', 'in_review', 'blocked', 'done', 'cancelled'];
   const issues = [];
   for (const status of statuses)
-    issues.push(await c.issue({ title: status, parentId: root.id, assigneeAgentId: agent.id, status }));
+    issues.push(await c.issue({ title: status, parentId: root.id, assigneeAgentId: agent.id, ...moveTo(status) }));
   const hold = await pause(c.token, root.id);
   const r = await release(c.token, root.id, hold.id, { wakeAgents: true });
   expect(r.status).toBe(200);

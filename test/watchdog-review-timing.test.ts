@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { workflowId } from '../domain/ids';
 import { watchdogStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { BLOCKED, moveTo } from './support/blocked';
 
 const GRACE_MS = 3_000;
 
@@ -112,9 +113,9 @@ test('a burst of material changes during a live review run gives exactly one fur
 
   // a burst of material changes while that review is live
   for (const status of ['blocked', 'in_review', 'blocked'] as const) {
-    expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, { status })).status).toBe(200);
+    expect((await h.request('PATCH', `/api/issues/${leaf.id}`, c.token, moveTo(status))).status).toBe(200);
   }
-  await c.issue({ title: 'also document it', parentId: root.id, status: 'blocked' });
+  await c.issue({ title: 'also document it', parentId: root.id, ...BLOCKED });
   const deferred = await eventually('an evaluation after the whole burst', async () => {
     const state = await watchdogState(root.id);
     const evaluatedAt = state.lastEvaluation ? new Date(state.lastEvaluation.evaluatedAt) : null;

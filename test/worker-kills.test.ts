@@ -2,12 +2,15 @@
  * @module Worker processes killed with SIGKILL in the middle of an activity lose nothing: a watchdog
  * evaluation still gives exactly one wake, a release fan-out still gives every owed resume exactly
  * once, a restarted worker brings back every active watchdog's workflow, and a run whose worker
- * died is reconciled with nothing of it left running.
+ * died is adopted by the next worker of its host and ends once, with its agent's own exit code.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { temporal } from '@temporalio/proto';
 import { workflowId } from '../domain/ids';
-import { ownedProcesses } from '../runs/process-table';
+import { isAlive, ownedProcesses } from '../processes/process-table';
 import { runFiles } from '../runs/run-files';
 import { subtreeChangedSignal } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
@@ -21,7 +24,12 @@ beforeAll(async () => {
   // a dead worker's activity moves to a live one after 4 s instead of the production 10 s (shorter
   // risks timing out live activities on a loaded 2-core machine)
   h = await startHarness(
-    { TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '4000', TREEWARDEN_FIRST_RUN_GRACE_MS: '1' },
+    // every worker start recovers (no fleet-wide lease): the recovery itself is what one test here checks
+    {
+      TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '4000',
+      TREEWARDEN_FIRST_RUN_GRACE_MS: '1',
+      TREEWARDEN_FLEET_RECOVERY_EVERY_MS: '1',
+    },
     { inProcessWorker: false },
   );
   fleet = workerFleet(h);
@@ -66,6 +74,32 @@ const fleetRestored = async () => {
   if (fleet.workers.length < 1) await Promise.all(replacements.splice(0));
 };
 
+/**
+ * The watchdog evaluates in the workflow task that delivers its change (a local activity): waits until a workflow task
+ * of `id` has started, waits `delayMs` more and kills every worker (the one running the task among them); two
+ * replacements start. The kill landed mid-task when the server then timed that task out (see `timedOutTasks`).
+ */
+async function killDuringWorkflowTask(id: string, delayMs: number, until: () => boolean): Promise<void> {
+  const started = temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED;
+  for (;;) {
+    if (until()) return;
+    const description = await h.services.client.workflow
+      .getHandle(id)
+      .describe()
+      .catch(() => null);
+    if (description?.raw.pendingWorkflowTask?.state === started) break;
+    await sleep(5);
+  }
+  await sleep(delayMs);
+  await Promise.all(fleet.workers.map((w) => fleet.kill(w)));
+  replacements.push(fleet.start(), fleet.start());
+}
+
+const timedOutTasks = async (id: string) =>
+  ((await h.services.client.workflow.getHandle(id).fetchHistory()).events ?? []).filter(
+    (e) => e.workflowTaskTimedOutEventAttributes,
+  ).length;
+
 test('a worker killed mid-evaluation still gives exactly one wake after recovery', async () => {
   const random = seededRandom(3);
   let landed = 0;
@@ -88,16 +122,9 @@ test('a worker killed mid-evaluation still gives exactly one wake after recovery
       h.services.db.wakeRequest.count({ where: { idempotencyKey: { startsWith: `task_watchdog:${put.body.id}:` } } });
     let woke = false;
     const watching = eventually('the watchdog wake', async () => (woke = (await wakes()) > 0), 60_000);
-    if (
-      await killMidActivity(
-        workflowId.taskWatchdog(root.id),
-        'evaluateWatchdog',
-        Math.floor(random() * 100),
-        () => woke,
-      )
-    )
-      landed++;
+    await killDuringWorkflowTask(workflowId.taskWatchdog(root.id), Math.floor(random() * 100), () => woke);
     await watching;
+    if ((await timedOutTasks(workflowId.taskWatchdog(root.id))) > 0) landed++;
     // later evaluations of the same stop (the retry, a recovery signal) add nothing
     const evaluatedAt = async () =>
       (
@@ -225,33 +252,57 @@ test('a worker that starts brings back the workflow of every active watchdog', a
   );
 });
 
-test('a run whose worker dies is reconciled after the heartbeat timeout: its processes are found by owner token and stopped', async () => {
+test("a run whose worker dies is adopted by its host's next worker: it runs on, once, and ends with its own exit code", async () => {
+  const gate = join(mkdtempSync(join(tmpdir(), 'treewarden-adopt-')), 'gate');
   const c = await seedCompany(h);
-  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', 'setsid sleep 120 & sleep 120'] });
-  const issue = await c.issue({ title: 'orphaned by a crash', assigneeAgentId: agent.id });
+  const script = 'echo started; while [ ! -e "$1" ]; do sleep 0.1; done; echo finished; exit 7';
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script, 'sh', gate] });
+  const issue = await c.issue({ title: 'its worker crashes', assigneeAgentId: agent.id });
   const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
   const runId: string = wake.body.runId;
+  const row = () => h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
   const owned = async () => {
-    const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
-    return ownedProcesses({ ownerToken: run.ownerToken, processGroupId: run.processGroupId });
+    const run = await row();
+    return ownedProcesses({
+      ownerToken: run.ownerToken,
+      processGroupId: run.processGroupId,
+      cgroupPath: run.cgroupPath,
+    });
   };
-  await eventually('the run and its detached child are running', async () => (await owned()).length >= 3);
+  // the agent and its start shell, which records the exit status no adopter could learn otherwise
+  await eventually('the run is running', async () => (await owned()).length >= 2);
   const identity = await eventually('the worker running the run', () =>
     workerRunning(h.services.client, workflowId.agentRun(runId), 'executeRun'),
   );
+  const started = await row();
   await fleet.kill(fleet.workers.find((w) => w.identity === identity)!);
   replacements.push(fleet.start());
-  expect((await owned()).length).toBeGreaterThanOrEqual(3); // a crashed worker leaves its run's processes behind
-  const run = await eventually(
-    'the run reconciled',
-    async () => {
-      const row = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
-      return row.status === 'failed' ? row : null;
-    },
+  const adopter = await eventually(
+    'a worker of the host adopted the run',
+    () => workerRunning(h.services.client, workflowId.agentRun(runId), 'adoptRun'),
     60_000,
   );
-  expect(run.failureState).toBe('uninspected');
-  expect(run.error).toMatch(/timed out|timeout|heartbeat/i);
+  expect(adopter).not.toBe(identity);
+  // the same agent, never stopped, under the same token: the run simply goes on
+  expect(isAlive(started.processGroupId!)).toBe(true);
+  expect(await row()).toMatchObject({
+    status: 'running',
+    processGroupId: started.processGroupId,
+    ownerToken: started.ownerToken,
+    stopRequestedAt: null,
+    stopResult: null,
+  });
+  writeFileSync(gate, '');
+  const settled = await eventually('the run settled', async () => {
+    const run = await row();
+    return run.status !== 'running' ? run : null;
+  });
+  expect(settled).toMatchObject({ status: 'failed', exitCode: 7 });
+  const output = readFileSync(runFiles(runId, settled.workdir).output, 'utf8');
+  expect(output.split('\n').filter(Boolean)).toEqual(['started', 'finished']);
+  const history = (await h.services.client.workflow.getHandle(workflowId.agentRun(runId)).fetchHistory()).events ?? [];
+  const scheduled = history.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+  expect(scheduled.filter((t) => t === 'executeRun')).toHaveLength(1);
+  expect(scheduled.filter((t) => t === 'adoptRun')).toHaveLength(1);
   expect(await owned()).toEqual([]);
-  expect((run.stopResult as { verdict: string }).verdict).toBe('terminal-clean');
 });

@@ -25,7 +25,13 @@ export default async function globalSetup(): Promise<void> {
   try {
     server = await startDevServer({
       searchAttributes: { ...SEARCH_ATTRIBUTE_TYPES },
-      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 200 },
+      dynamicConfig: {
+        'limit.historyCount.suggestContinueAsNew': 200,
+        // one partition per task queue: the server orders a backlog fairly within a partition, and the fairness
+        // tests assert that order (with four, a task's rank also depends on which partition a poll drains first)
+        'matching.numTaskqueueReadPartitions': 1,
+        'matching.numTaskqueueWritePartitions': 1,
+      },
       log,
     });
     log(`temporal dev server pid ${server.pid} at ${server.address} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);

@@ -11,6 +11,7 @@ import { parseConfig } from '../domain/config';
 import { isTerminalRunStatus } from '../domain/statuses';
 import { createWorker, type TreewardenWorker } from '../workers/create-worker';
 import { connectServices, type Services } from '../runtime/services';
+import { loadTemporalTarget } from '../temporal/connection';
 import { freshDatabase, testStack } from './stack';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -71,9 +72,9 @@ export async function startHarness(
     ...overrides,
   };
   const config = parseConfig(env);
-  const services = await connectServices(config, pino({ level: config.LOG_LEVEL }));
-  const connection =
-    options.inProcessWorker === false ? null : await NativeConnection.connect({ address: stack.temporalAddress });
+  const temporal = loadTemporalTarget(env);
+  const services = await connectServices(config, temporal, pino({ level: config.LOG_LEVEL }));
+  const connection = options.inProcessWorker === false ? null : await NativeConnection.connect(temporal.connection);
   const worker =
     connection &&
     (await createWorker(services, {

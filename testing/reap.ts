@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DevServer } from '../scripts/provision/temporal-dev-server';
-import { isAlive } from '../runs/process-table';
+import { isAlive } from '../processes/process-table';
 import { TMP_DIR, type StackInfo } from './stack';
 
 type Log = (line: string) => void;

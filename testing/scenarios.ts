@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
 import { runFiles } from '../runs/run-files';
+import { retentionWorkflow } from '../workflows/retention';
 import { eventually, seedCompany, type Harness } from './harness';
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
@@ -215,4 +216,14 @@ export async function inspectionProbesHost(h: Harness, c: Company) {
   if (stop.status !== 200) throw new Error(`stop: ${JSON.stringify(stop.body)}`);
   await settledRun(h, runId);
   return { probeWorkflowId: probe.workflowId };
+}
+
+/** One retention pass, as the `treewarden-retention` schedule starts it; its result is what it removed. */
+export async function retentionPasses(h: Harness) {
+  const id = `retention-${randomBytes(4).toString('hex')}`;
+  const removed = await h.services.client.workflow.execute(retentionWorkflow, {
+    taskQueue: h.services.config.TREEWARDEN_TASK_QUEUE,
+    workflowId: id,
+  });
+  return { workflowId: id, removed };
 }

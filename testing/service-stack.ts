@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { Client } from 'pg';
 import { freePort } from '../scripts/provision/ports';
 import { REPO_ROOT } from './stack';
 
@@ -82,6 +83,25 @@ export async function startServiceStack(opts: {
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A query on the stack's embedded database itself, for facts the API does not expose. */
+export async function stackSql<T extends object>(
+  stack: Pick<ServiceStack, 'embedded'>,
+  text: string,
+  values: unknown[],
+): Promise<T[]> {
+  if (!stack.embedded) throw new Error('stackSql reads the embedded PostgreSQL; this stack was given a DATABASE_URL');
+  const { port, password } = stack.embedded;
+  const client = new Client({
+    connectionString: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/treewarden`,
+  });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
 }
 
 export interface ApiResponse {

@@ -48,6 +48,8 @@ export interface SimulatedHost {
   startWorker(env: Record<string, string>): Promise<HostWorker>;
   /** SIGKILL of the worker's node process only: its agents live on in the host */
   killWorker(worker: HostWorker): Promise<void>;
+  /** SIGTERM, as a process manager's restart sends it: the worker drains, then exits with the code returned */
+  stopWorker(worker: HostWorker): Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -132,6 +134,10 @@ export async function simulatedHost(name: string): Promise<SimulatedHost> {
     async killWorker(worker) {
       process.kill(worker.pid, 'SIGKILL');
       await worker.exited;
+    },
+    stopWorker(worker) {
+      process.kill(worker.pid, 'SIGTERM');
+      return worker.exited;
     },
     async close() {
       // the init's death takes everything in the namespace with it

@@ -8,9 +8,11 @@ import { eventually, type Harness, type seedCompany } from './harness';
 import { startWebhookReceiver } from './webhook-receiver';
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
+/** a Standard Webhooks secret: whsec_ + base64 (the API refuses any other) */
+const RECORDING_SECRET = `whsec_${Buffer.from('recording-secret-0123456789').toString('base64')}`;
 
 async function deliveryEnding(h: Harness, c: Company, mode: 'ok' | 'error'): Promise<string> {
-  const receiver = await startWebhookReceiver('recording-secret-0123456789');
+  const receiver = await startWebhookReceiver(RECORDING_SECRET);
   receiver.mode = mode;
   // the receiver listens on 127.0.0.1; a give-up time short enough to wait out
   const config = h.services.config;
@@ -20,7 +22,7 @@ async function deliveryEnding(h: Harness, c: Company, mode: 'ok' | 'error'): Pro
     const hook = await h.request('POST', `/api/companies/${c.companyId}/webhooks`, c.token, {
       url: receiver.url,
       events: ['phase_start'],
-      secret: 'recording-secret-0123456789',
+      secret: RECORDING_SECRET,
     });
     if (hook.status !== 201) throw new Error(`webhook: ${JSON.stringify(hook.body)}`);
     await h.request('POST', `/api/companies/${c.companyId}/issues`, c.token, {

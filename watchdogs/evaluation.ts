@@ -2,22 +2,18 @@
  * Task watchdog evaluation (run as an activity): classify the watched subtree and, for a new stop,
  * ensure one review task and one wake.
  */
-import type { Tx } from '../db/prisma';
-import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import {
   classifySubtree,
   isReviewDisposition,
-  WATCHDOG_ALLOWED_OPERATIONS,
-  WATCHDOG_DEFAULT_MANDATE,
-  WATCHDOG_DENIED_OPERATIONS,
+  isShrinkOnly,
+  leafDigests,
   type Classification,
   type EvaluationSummary,
-  type WatchdogMode,
 } from '../domain/watchdog';
 import { logSystemActivity } from '../db/activity-log';
 import { loadEvaluationInput, type WatchdogSnapshot } from './subtree-snapshot';
 import type { Deps } from '../runtime/deps';
-import { createWake, dispatchWake } from '../runs/wakes';
+import { logStopTriggered, triggerReview } from './review-wake';
 
 /**
  * Evaluates one watchdog and, for a new stop, ensures one review task and one wake. Safe to
@@ -53,10 +49,12 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
   ) {
     lastReviewed = watchdog.pendingReviewFingerprint;
     await deps.db.$transaction(async (tx) => {
-      await tx.watchdog.update({
-        where: { id: watchdogId },
-        data: { lastReviewedFingerprint: lastReviewed, pendingReviewFingerprint: null },
-      });
+      // the reviewed stop's leaves come along: a later stop made only of them is not new (shrink-only)
+      await tx.$executeRaw`
+        UPDATE "Watchdog" SET "lastReviewedFingerprint" = "pendingReviewFingerprint",
+          "reviewedLeafDigests" = "pendingReviewLeafDigests", "pendingReviewFingerprint" = NULL,
+          "pendingReviewLeafDigests" = '{}', "updatedAt" = now()
+        WHERE id = ${watchdogId}::uuid`;
       await logSystemActivity(tx, watchdog.companyId, {
         action: 'issue.task_watchdog_fingerprint_reviewed',
         entityType: 'issue',
@@ -94,16 +92,22 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
     ...(result.firstRunGraceEndsAt ? { recheckAt: result.firstRunGraceEndsAt } : {}),
   });
   await recordIncompleteness(deps, watchdog, result);
-  if (result.state !== 'stopped') return persist(deps, watchdogId, summary(result.state));
-  if (result.fingerprint === lastReviewed) return persist(deps, watchdogId, summary('already_reviewed'));
+  if (result.state !== 'stopped') return persist(deps, watchdog, summary(result.state));
+  if (result.fingerprint === lastReviewed) return persist(deps, watchdog, summary('already_reviewed'));
+  // the last evaluation saw this very stop against the same reviewed one: it was not shrink-only then either
+  const seenBefore =
+    result.fingerprint === watchdog.lastObservedFingerprint && lastReviewed === watchdog.lastReviewedFingerprint;
+  if (lastReviewed && !seenBefore && (await acceptShrunkStop(deps, watchdog, lastReviewed, result))) {
+    lastReviewed = result.fingerprint;
+    return persist(deps, watchdog, summary('already_reviewed'));
+  }
   if (watchdog.mode === 'observe') {
     await recordObservedStop(deps, watchdog, result);
-    return persist(deps, watchdogId, summary('observed'), result.fingerprint);
+    return persist(deps, watchdog, summary('observed'), result.fingerprint);
   }
   const trigger = await triggerReview(deps, watchdogId, result);
-  if (trigger.kind === 'review_running')
-    return persist(deps, watchdogId, summary('review_running'), result.fingerprint);
-  return persist(deps, watchdogId, summary('stopped', trigger.woke, trigger.reviewIssueId), result.fingerprint);
+  if (trigger.kind === 'review_running') return persist(deps, watchdog, summary('review_running'), result.fingerprint);
+  return persist(deps, watchdog, summary('stopped', trigger.woke, trigger.reviewIssueId), result.fingerprint);
 }
 
 /**
@@ -127,31 +131,55 @@ async function recordObservedStop(deps: Deps, watchdog: WatchdogSnapshot, result
   });
 }
 
-/** The audit record (and, through it, the `watchdog_stopped` notification) of a new stop. */
-function logStopTriggered(
-  tx: Tx,
-  watchdog: { id: string; companyId: string; issueId: string },
+/**
+ * A stop made only of leaves the last review saw, unchanged (issue 29, item 3): nobody is woken, and it becomes the
+ * reviewed stop (audited `issue.task_watchdog_stop_shrank`). The reviewed leaves are read only here, not by every
+ * evaluation: on a 10,000-leaf subtree they are most of the watchdog row.
+ */
+async function acceptShrunkStop(
+  deps: Deps,
+  watchdog: WatchdogSnapshot,
+  lastReviewed: string,
   result: Classification,
-  how: { mode: WatchdogMode; reviewIssueId: string | null; wakeRequestId?: string },
-) {
-  return logSystemActivity(tx, watchdog.companyId, {
-    action: 'issue.task_watchdog_triggered',
-    entityType: 'issue',
-    entityId: watchdog.issueId,
-    details: {
-      source: 'task_watchdogs.evaluate',
-      watchdogId: watchdog.id,
-      stopFingerprint: result.fingerprint,
-      stoppedLeaves: result.stoppedLeaves.map((l) => l.id),
-      ...how,
-    },
+): Promise<boolean> {
+  const digests = leafDigests(result.stoppedLeaves, { agentId: watchdog.agentId, instructions: watchdog.instructions });
+  return deps.db.$transaction(async (tx) => {
+    const row = await tx.watchdog.findUnique({ where: { id: watchdog.id }, select: { reviewedLeafDigests: true } });
+    if (!row || !isShrinkOnly(digests, row.reviewedLeafDigests)) return false;
+    // conditional on the reviewed stop still being the one compared against (a racing evaluation, a new review)
+    const { count } = await tx.watchdog.updateMany({
+      where: { id: watchdog.id, status: 'active', lastReviewedFingerprint: lastReviewed },
+      data: { lastReviewedFingerprint: result.fingerprint, reviewedLeafDigests: digests },
+    });
+    if (count === 0) return false;
+    await logSystemActivity(tx, watchdog.companyId, {
+      action: 'issue.task_watchdog_stop_shrank',
+      entityType: 'issue',
+      entityId: watchdog.issueId,
+      details: {
+        watchdogId: watchdog.id,
+        reviewedFingerprint: lastReviewed,
+        stopFingerprint: result.fingerprint,
+        stoppedLeaves: result.stoppedLeaves.map((l) => l.id),
+        leftLeafCount: row.reviewedLeafDigests.length - digests.length,
+      },
+    });
+    return true;
   });
 }
 
-async function persist(deps: Deps, watchdogId: string, summary: EvaluationSummary, observed?: string | null) {
+/**
+ * Records the evaluation, and the change version it read: until a recorded change bumps that version again, a
+ * safety tick has nothing to evaluate (`watchdogChangedSinceEvaluation`).
+ */
+async function persist(deps: Deps, watchdog: WatchdogSnapshot, summary: EvaluationSummary, observed?: string | null) {
   await deps.db.watchdog.updateMany({
-    where: { id: watchdogId, status: 'active' },
-    data: { lastEvaluation: summary as unknown as object, ...(observed ? { lastObservedFingerprint: observed } : {}) },
+    where: { id: watchdog.id, status: 'active' },
+    data: {
+      lastEvaluation: summary as unknown as object,
+      evaluatedChangeVersion: watchdog.changeVersion,
+      ...(observed ? { lastObservedFingerprint: observed } : {}),
+    },
   });
   return summary;
 }
@@ -179,105 +207,12 @@ async function recordIncompleteness(
 }
 
 /**
- * The review run is live while its wake is queued or a run on the review task is queued, running
- * or waiting to retry. Seed 000: only one review is ever live, so a new stop waits for it to end.
+ * The safety tick's question, one statement: has a recorded change reached this watchdog since its last evaluation
+ * (or is it no longer active, which an evaluation reports as removed)?
  */
-async function reviewRunLive(tx: Tx, reviewIssueId: string | null): Promise<boolean> {
-  if (!reviewIssueId) return false;
-  const [runs, wakes] = await Promise.all([
-    tx.run.count({ where: { issueId: reviewIssueId, status: { in: ['queued', 'running', 'scheduled_retry'] } } }),
-    tx.wakeRequest.count({ where: { issueId: reviewIssueId, status: 'queued' } }),
-  ]);
-  return runs + wakes > 0;
-}
-
-type TriggerOutcome = { kind: 'review_running' } | { kind: 'triggered'; woke: boolean; reviewIssueId: string };
-
-async function triggerReview(deps: Deps, watchdogId: string, result: Classification): Promise<TriggerOutcome> {
-  const fingerprint = result.fingerprint!;
-  const outcome = await deps.db.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
-    const watchdog = await tx.watchdog.findUniqueOrThrow({
-      where: { id: watchdogId },
-      include: { issue: true, reviewIssue: true },
-    });
-    // Under the watchdog's lock, so no two evaluations can both see "no review live".
-    if (await reviewRunLive(tx, watchdog.reviewIssueId)) return null;
-    const reviewIssue = await ensureReviewIssue(tx, watchdog);
-    const directive = {
-      taskWatchdog: {
-        watchdogId,
-        watchedIssueId: watchdog.issueId,
-        reviewIssueId: reviewIssue.id,
-        fingerprint,
-        stoppedLeaves: result.stoppedLeaves,
-        mandate: WATCHDOG_DEFAULT_MANDATE,
-        instructions: watchdog.instructions,
-        capabilities: {
-          watchedRootIssueId: watchdog.issueId,
-          reviewIssueId: reviewIssue.id,
-          excludedOriginKinds: [TASK_WATCHDOG_ORIGIN],
-          allowed: WATCHDOG_ALLOWED_OPERATIONS,
-          denied: WATCHDOG_DENIED_OPERATIONS,
-        },
-      },
-    };
-    const wake = await createWake(tx, {
-      companyId: watchdog.companyId,
-      agentId: watchdog.agentId,
-      issueId: reviewIssue.id,
-      reason: 'task_watchdog_stopped_subtree',
-      directive,
-      review: { watchdogId, fingerprint },
-      idempotencyKey: `task_watchdog:${watchdogId}:${fingerprint}`,
-    });
-    if (wake.created) {
-      await tx.watchdog.update({
-        where: { id: watchdogId },
-        data: { pendingReviewFingerprint: fingerprint, triggerCount: { increment: 1 }, lastTriggeredAt: new Date() },
-      });
-      await logStopTriggered(tx, watchdog, result, {
-        mode: 'review',
-        reviewIssueId: reviewIssue.id,
-        wakeRequestId: wake.wake.id,
-      });
-    }
-    return { wakeId: wake.wake.id, created: wake.created, reviewIssueId: reviewIssue.id };
-  });
-  if (!outcome) return { kind: 'review_running' };
-  const wake = await deps.db.wakeRequest.findUniqueOrThrow({ where: { id: outcome.wakeId } });
-  if (wake.status === 'queued') await dispatchWake(deps, outcome.wakeId);
-  return { kind: 'triggered', woke: outcome.created, reviewIssueId: outcome.reviewIssueId };
-}
-
-/** Exactly one live review task per watched issue: reuse it, reopen it to todo when terminal. */
-async function ensureReviewIssue(
-  tx: Tx,
-  watchdog: {
-    id: string;
-    companyId: string;
-    issueId: string;
-    agentId: string;
-    issue: { title: string };
-    reviewIssue: { id: string; status: string; assigneeAgentId: string | null } | null;
-  },
-) {
-  const review = watchdog.reviewIssue;
-  if (review) {
-    if (review.status === 'todo' && review.assigneeAgentId === watchdog.agentId) return review;
-    return tx.issue.update({ where: { id: review.id }, data: { status: 'todo', assigneeAgentId: watchdog.agentId } });
-  }
-  const created = await tx.issue.create({
-    data: {
-      companyId: watchdog.companyId,
-      parentId: watchdog.issueId,
-      title: `Watchdog review: ${watchdog.issue.title}`,
-      status: 'todo',
-      assigneeAgentId: watchdog.agentId,
-      originKind: TASK_WATCHDOG_ORIGIN,
-      originId: watchdog.issueId,
-    },
-  });
-  await tx.watchdog.update({ where: { id: watchdog.id }, data: { reviewIssueId: created.id } });
-  return created;
+export async function watchdogChangedSinceEvaluation(deps: Deps, watchdogId: string): Promise<boolean> {
+  const [row] = await deps.db.$queryRaw<{ changed: boolean }[]>`
+    SELECT ("changeVersion" <> "evaluatedChangeVersion" OR status <> 'active') AS changed
+    FROM "Watchdog" WHERE id = ${watchdogId}::uuid`;
+  return row?.changed ?? true;
 }

@@ -23,6 +23,8 @@ export interface WatchdogSnapshot {
   lastReviewedFingerprint: string | null;
   pendingReviewFingerprint: string | null;
   incompleteIssueIds: string[];
+  /** bumped by the change dispatcher for every round that reaches this watchdog */
+  changeVersion: number;
 }
 
 export interface EvaluationInput {
@@ -138,7 +140,7 @@ export async function loadEvaluationInput(db: Db, watchdogId: string): Promise<E
           'instructions', instructions, 'mode', mode, 'reviewIssueId', "reviewIssueId",
           'lastObservedFingerprint', "lastObservedFingerprint", 'lastReviewedFingerprint', "lastReviewedFingerprint",
           'pendingReviewFingerprint', "pendingReviewFingerprint",
-          'incompleteIssueIds', "incompleteIssueIds") FROM wd),
+          'incompleteIssueIds', "incompleteIssueIds", 'changeVersion', "changeVersion") FROM wd),
         'review', (SELECT json_build_object('id', i.id, 'status', i.status, 'assigneeAgentId', i."assigneeAgentId")
           FROM wd JOIN "Issue" i ON i.id = wd."reviewIssueId" WHERE wd."pendingReviewFingerprint" IS NOT NULL)
       )::text AS ref

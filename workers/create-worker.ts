@@ -41,7 +41,7 @@ export interface TreewardenWorker {
 export async function createWorker(deps: Deps, options: WorkerOptions): Promise<TreewardenWorker> {
   const shared = await Worker.create({
     connection: options.connection,
-    namespace: deps.config.TEMPORAL_NAMESPACE,
+    namespace: deps.temporal.namespace,
     taskQueue: deps.config.TREEWARDEN_TASK_QUEUE,
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
@@ -49,12 +49,14 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     activities: createActivities(deps),
     ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
     ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+    maxConcurrentActivityTaskExecutions: deps.config.TREEWARDEN_WORKER_MAX_ACTIVITIES,
+    maxConcurrentWorkflowTaskExecutions: deps.config.TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS,
     // in-flight activities (a run's process, a release fan-out) get time to finish on SIGTERM
     shutdownGraceTime: deps.config.TREEWARDEN_SHUTDOWN_GRACE_MS,
   });
   const host = await Worker.create({
     connection: options.connection,
-    namespace: deps.config.TEMPORAL_NAMESPACE,
+    namespace: deps.temporal.namespace,
     taskQueue: hostQueue(deps.config.TREEWARDEN_TASK_QUEUE, deps.hostId),
     activities: createActivities(deps),
     ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
@@ -123,3 +125,19 @@ export async function recoverWorkflows(deps: Deps): Promise<{ watchdogs: number;
 
 // one round trip to Temporal each: 10,000 watchdogs one after another kept a worker from polling for a minute
 const RECOVERY_CONCURRENCY = 16;
+
+/**
+ * The recovery above, by one starting worker per TREEWARDEN_FLEET_RECOVERY_EVERY_MS however many start (issue 25):
+ * a rollout of N workers costs one pass over the watchdogs, not N. Between passes each watchdog's own safety tick and
+ * the change outbox keep it going; what a worker recovers for its own host (adoptions, orphans) it does at every start.
+ */
+export async function recoverWorkflowsOncePerFleet(deps: Deps): Promise<{ watchdogs: number; runs: number } | null> {
+  const claimedBy = `${deps.hostId}/${process.pid}`;
+  const leaseSeconds = deps.config.TREEWARDEN_FLEET_RECOVERY_EVERY_MS / 1000;
+  const claimed = await deps.db.$queryRaw<{ chore: string }[]>`
+    INSERT INTO "FleetChoreClaim" (chore, "claimedBy") VALUES ('workflow-recovery', ${claimedBy})
+    ON CONFLICT (chore) DO UPDATE SET "claimedBy" = EXCLUDED."claimedBy", "claimedAt" = CURRENT_TIMESTAMP
+      WHERE "FleetChoreClaim"."claimedAt" < CURRENT_TIMESTAMP - make_interval(secs => ${leaseSeconds}::float8)
+    RETURNING chore`;
+  return claimed.length === 1 ? recoverWorkflows(deps) : null;
+}

@@ -6,16 +6,18 @@ import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@tempor
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig } from '../domain/config';
+import { connectionFailure, loadTemporalTarget } from '../temporal/connection';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { createMetrics } from './metrics';
 import { registerSearchAttributes } from '../temporal/search-attributes';
-import { createWorker, recoverWorkflows } from './create-worker';
+import { createWorker, recoverWorkflowsOncePerFleet } from './create-worker';
 import { startMetricsServer } from './metrics-server';
 import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } from '../runtime/services';
 import { hostQueue } from '../domain/task-queue';
 import { reapOrphans } from '../runs/orphans';
 import { registerPostmortemMetrics } from '../postmortem/postmortem-metrics';
 import { coreMetricsAddress } from './core-metrics';
+import { ensureRetentionSchedule } from '../retention/schedule';
 
 async function main() {
   const config = parseConfig(process.env);
@@ -41,11 +43,14 @@ async function main() {
   });
   // the drain, then SIGTERM to in-flight commands and SIGKILL a stop grace later, then closing up
   exitAfterGraceOnSignal(config.TREEWARDEN_SHUTDOWN_GRACE_MS + config.TREEWARDEN_STOP_GRACE_MS + CLOSE_MARGIN_MS, log);
-  const services = await connectServices(config, log);
-  await registerSearchAttributes(services.connection, config.TEMPORAL_NAMESPACE, SEARCH_ATTRIBUTE_TYPES, (line) =>
+  const temporal = loadTemporalTarget(process.env);
+  const services = await connectServices(config, temporal, log);
+  await registerSearchAttributes(services.connection, temporal.namespace, SEARCH_ATTRIBUTE_TYPES, (line) =>
     log.info(line),
   );
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect(temporal.connection).catch((error: unknown) => {
+    throw connectionFailure(temporal, error);
+  });
   const bundlePath = config.TREEWARDEN_WORKFLOW_BUNDLE ?? join(config.TREEWARDEN_DATA_DIR, 'workflow-bundle.js');
   const metrics = createMetrics();
   registerPostmortemMetrics(metrics.registry, services.db, log);
@@ -67,7 +72,8 @@ async function main() {
     'metrics server listening',
   );
   const running = worker.run();
-  const recovered = await recoverWorkflows(services);
+  const retentionSchedule = await ensureRetentionSchedule(services.client, config.TREEWARDEN_TASK_QUEUE);
+  const recovered = (await recoverWorkflowsOncePerFleet(services)) ?? { recovery: 'done by another worker lately' };
   // polling already: a stop this host's queue holds is served while the sweep looks for orphans
   const reaped = await sweepOrphans(services);
   const sweeping = setInterval(() => void sweepOrphans(services), config.TREEWARDEN_ORPHAN_SWEEP_MS);
@@ -77,6 +83,7 @@ async function main() {
       hostId: services.hostId,
       hostQueue: hostQueue(config.TREEWARDEN_TASK_QUEUE, services.hostId),
       containment: services.containment,
+      retentionSchedule,
       ...recovered,
       ...reaped,
     },

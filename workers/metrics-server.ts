@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Worker } from '@temporalio/worker';
-import type { Containment } from '../runs/cgroups';
+import type { Containment } from '../processes/cgroups';
 import { coreMetricsText } from './core-metrics';
 import type { Metrics } from './metrics';
 

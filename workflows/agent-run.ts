@@ -1,6 +1,7 @@
 import {
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   upsertSearchAttributes,
@@ -8,8 +9,15 @@ import {
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
 import type { RunStatus } from '../domain/statuses';
-import { DEFAULT_HEARTBEAT_TIMEOUT_MS, failureMessage, type RunWorkflowInput } from './definitions';
-import { bookkeeping, settle, stopAndSettle } from './stop-and-settle';
+import {
+  DEFAULT_ADOPTION_WINDOW_MS,
+  DEFAULT_HEARTBEAT_TIMEOUT_MS,
+  failureMessage,
+  type RunWorkflowInput,
+} from './definitions';
+import { claimQueuedRun } from './company-cap';
+import { ADOPTION_PATCH, adoptUntilExit, mayStillRun } from './run-adoption';
+import { settle, stopAndSettle } from './stop-and-settle';
 
 // The agent itself: never retried (re-running an agent is not idempotent); the heartbeat timeout notices a dead
 // worker within seconds, and cancellation (the stop) arrives through it. No cap on its length: a run lives as long
@@ -26,22 +34,36 @@ const adapterActivities = (heartbeatTimeoutMs: number) =>
 export type AgentRunResult = RunStatus | 'not_started';
 
 /** One agent run, `agent-run:<runId>`: begin, execute through the adapter, settle exactly once. */
-export async function agentRunWorkflow({ runId, heartbeatTimeoutMs }: RunWorkflowInput): Promise<AgentRunResult> {
-  const heartbeatMs = heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
+export async function agentRunWorkflow(input: RunWorkflowInput): Promise<AgentRunResult> {
+  const { runId } = input;
+  const heartbeatMs = input.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
   const adapter = adapterActivities(heartbeatMs);
-  // a host's worker that is restarting gets two heartbeat timeouts to come back before the stop is pending
-  const waitForHostMs = 2 * heartbeatMs;
+  // a host's worker that is restarting gets two heartbeat timeouts to come back before the stop is pending; while
+  // the agent waits for adoption, a stop waits as long as the adoption would (it is verified once the host is back)
+  let waitForHostMs = 2 * heartbeatMs;
   try {
     setCurrentDetails('queued: claiming the run');
-    if (!(await bookkeeping.beginRun.executeWithOptions({ summary: 'Claim the queued run' }, [runId]))) {
+    if (!(await claimQueuedRun(runId))) {
       setCurrentDetails('not started: the run was no longer queued');
       return 'not_started';
     }
     upsertSearchAttributes([{ key: StateKey, value: 'running' }]);
     setCurrentDetails('running: the agent executes through its adapter');
-    const outcome = await adapter.executeRun.executeWithOptions({ summary: 'Execute the agent through its adapter' }, [
-      runId,
-    ]);
+    let outcome;
+    try {
+      outcome = await adapter.executeRun.executeWithOptions({ summary: 'Execute the agent through its adapter' }, [
+        runId,
+      ]);
+    } catch (error) {
+      if (!mayStillRun(error) || !patched(ADOPTION_PATCH)) throw error;
+      const windowMs = input.adoptionWindowMs ?? DEFAULT_ADOPTION_WINDOW_MS;
+      waitForHostMs = windowMs;
+      outcome = await adoptUntilExit(runId, heartbeatMs, windowMs).catch((failure: unknown) => {
+        // not a stop: the window has passed, or the host's worker was there; no second window before a pending stop
+        if (!isCancellation(failure)) waitForHostMs = 2 * heartbeatMs;
+        throw failure;
+      });
+    }
     return await settle({ target: 'run', id: runId, outcome });
   } catch (error) {
     // A stop request can land in the same workflow task as the failure of a lost worker's activity

@@ -20,6 +20,8 @@ export interface WatchdogWorkflowState {
   removed: boolean;
   /** a removal signal not yet confirmed against the database; carried across continue-as-new */
   removalRequested: boolean;
+  /** safety ticks that found no change since the last evaluation, and so read nothing more */
+  unchangedTicks?: number;
 }
 
 export const subtreeChangedSignal = defineSignal<[SubtreeChange]>('subtreeChanged');
@@ -31,6 +33,8 @@ export const watchdogRemovedSignal = defineSignal<[{ watchdogId: string }]>('wat
  */
 export const watchdogRecoverySignal = defineSignal<[SubtreeChange]>('watchdogRecovery');
 export const watchdogStateQuery = defineQuery<WatchdogWorkflowState>('state');
+/** A run of the company settled: a run waiting for its company's cap tries its claim again now. */
+export const companyCapFreedSignal = defineSignal('companyCapFreed');
 
 export interface HoldWorkflowState {
   holdId: string;
@@ -57,10 +61,14 @@ export const holdStateQuery = defineQuery<HoldWorkflowState>('state');
 export interface RunWorkflowInput {
   runId: string;
   heartbeatTimeoutMs?: number;
+  /** TREEWARDEN_ADOPTION_WINDOW_MS when the run was woken */
+  adoptionWindowMs?: number;
 }
 
 /** For workflows started before inputs carried the configured heartbeat timeout. */
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;
+/** For runs started before inputs carried the configured adoption window (the variable's default). */
+export const DEFAULT_ADOPTION_WINDOW_MS = 5 * 60_000;
 
 /**
  * An activity failure with its causes in one line: the top message alone ("Activity task failed")

@@ -6,3 +6,4 @@ export { taskWatchdogWorkflow } from './task-watchdog';
 export { treeHoldWorkflow } from './tree-hold';
 export { hostProbeWorkflow } from './host-probe';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
+export { retentionWorkflow } from './retention';

@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
+import { TASK_PRIORITY } from '../domain/task-priority';
 import { failureMessage } from './definitions';
 import { onHost } from './host-affine';
 
@@ -21,6 +22,10 @@ export const bookkeeping = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
 });
+
+// Stopping and settling go before new work of the same company (a settled run frees its host and its company's cap);
+// the fairness key is inherited from the workflow.
+const first = { priority: { priorityKey: TASK_PRIORITY.stop } };
 
 type Target = 'run' | 'job';
 /** What settles a run or a job: its id and its outcome. */
@@ -34,7 +39,7 @@ export type SettledStatus<S extends Settlement> = S['target'] extends 'run'
 
 /** Records the outcome (a CAS: the first settlement wins) and returns the status the row ends in. */
 export async function settle<S extends Settlement>(settlement: S): Promise<SettledStatus<S>> {
-  const summary = { summary: `Settle the ${settlement.target} (${settlement.outcome.kind})` };
+  const summary = { summary: `Settle the ${settlement.target} (${settlement.outcome.kind})`, ...first };
   const status =
     settlement.target === 'run'
       ? await bookkeeping.finishRun.executeWithOptions(summary, [settlement.id, settlement.outcome])
@@ -67,10 +72,10 @@ export function stopAndSettle<S extends Settlement>(
  * worker completes it at start, or an operator declares the host lost.
  */
 async function stopOnOwningHost(target: Target, id: string, waitForHostMs: number): Promise<void> {
-  const hostOf = { summary: `Find the host that runs the ${target}'s processes` };
+  const hostOf = { summary: `Find the host that runs the ${target}'s processes`, ...first };
   const hostId = await bookkeeping.hostOf.executeWithOptions(hostOf, [target, id]);
   if (hostId === null) {
-    const nothing = { summary: 'Record the stop: no host ever started a process' };
+    const nothing = { summary: 'Record the stop: no host ever started a process', ...first };
     await bookkeeping.recordNothingStarted.executeWithOptions(nothing, [target, id]);
     return;
   }
@@ -83,12 +88,12 @@ async function stopOnOwningHost(target: Target, id: string, waitForHostMs: numbe
     maximumAttempts: 10,
   });
   try {
-    const summary = { summary: `Stop the ${target}'s processes on host ${hostId} and verify they exited` };
+    const summary = { summary: `Stop the ${target}'s processes on host ${hostId} and verify they exited`, ...first };
     const stop = target === 'run' ? stopper.stopProcessGroup : stopper.stopJobProcesses;
     await stop.executeWithOptions(summary, [id]);
   } catch (error) {
     if (isCancellation(error)) throw error;
-    const pending = { summary: `Record the stop as pending on host ${hostId}` };
+    const pending = { summary: `Record the stop as pending on host ${hostId}`, ...first };
     await bookkeeping.recordStopPending.executeWithOptions(pending, [target, id, hostId, failureMessage(error)]);
   }
 }

@@ -2,7 +2,10 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  isCancellation,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -30,6 +33,19 @@ const watchdogActivities = (heartbeatTimeoutMs: number) =>
     heartbeatTimeout: heartbeatTimeoutMs,
     retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
   });
+
+// The same evaluation as a local activity (issue 26): it runs inside the workflow task that delivered the change, so
+// an isolated change costs one workflow task instead of three (signal, debounce timer, activity completion). It is
+// idempotent (one wake per fingerprint, kept by the database), so a re-run after a lost worker or a timed-out
+// attempt is harmless. One short attempt: a slow evaluation (a huge subtree, a loaded worker) must not hold the
+// workflow task open, so its failure falls back to the activity above, with that one's retries.
+const watchdogLocalActivities = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
+/** Evaluations in the delivering workflow task, bursts paced by the debounce, and a safety tick of one statement. */
+const LOCAL_EVALUATION_PATCH = 'evaluate-in-the-delivering-task';
 
 export interface TaskWatchdogInput {
   watchdogId: string;
@@ -60,13 +76,31 @@ export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<Wa
     const summary = { summary: 'Confirm the watchdog was removed' };
     if (!(await isWatchdogActive.executeWithOptions(summary, [watchdog.state.watchdogId]))) watchdog.confirmRemoved();
   };
-  const evaluate = async () => {
+  const evaluate = async (onTick: boolean) => {
+    const local = patched(LOCAL_EVALUATION_PATCH);
+    const id = watchdog.state.watchdogId;
+    if (local && onTick && watchdog.tickMayBeCheap()) {
+      const unchanged = { summary: 'Safety tick: has any change reached the watchdog since its last evaluation?' };
+      if (!(await watchdogLocalActivities.watchdogChangedSinceEvaluation.executeWithOptions(unchanged, [id])))
+        return watchdog.recordUnchangedTick();
+    }
     const debounce = { summary: 'Coalesce a burst of subtree changes' };
-    if (watchdog.state.pendingChanges > 0) await sleep(input.debounceMs, debounce);
+    // an idle watchdog evaluates at once; one that evaluated a moment ago waits out the debounce (a burst)
+    const waitMs = local
+      ? watchdog.debounceLeftMs(input.debounceMs)
+      : watchdog.state.pendingChanges > 0
+        ? input.debounceMs
+        : 0;
+    if (waitMs > 0) await sleep(waitMs, debounce);
     watchdog.beginEvaluation();
     setCurrentDetails(`evaluating the subtree (evaluation ${watchdog.state.evaluations + 1})`);
     const summary = { summary: 'Evaluate the watched subtree; wake the watchdog agent on a new stop' };
-    const evaluation = await evaluateWatchdog.executeWithOptions(summary, [watchdog.state.watchdogId]);
+    const evaluation = local
+      ? await watchdogLocalActivities.evaluateWatchdog.executeWithOptions(summary, [id]).catch((error: unknown) => {
+          if (isCancellation(error)) throw error;
+          return evaluateWatchdog.executeWithOptions({ summary: `${summary.summary} (again, as an activity)` }, [id]);
+        })
+      : await evaluateWatchdog.executeWithOptions(summary, [id]);
     watchdog.recordEvaluation(evaluation);
     upsertSearchAttributes([{ key: StateKey, value: evaluation.state }]);
   };
@@ -74,14 +108,16 @@ export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<Wa
   for (;;) {
     setCurrentDetails(watchdog.describe());
     const wait = watchdog.nextWait(input.tickMs);
-    await condition(() => watchdog.needsAttention() || historyFull(), wait.ms, { summary: wait.summary });
+    const signalled = await condition(() => watchdog.needsAttention() || historyFull(), wait.ms, {
+      summary: wait.summary,
+    });
     if (watchdog.takeRemovalRequest()) await confirmRemoval();
     // a successor that signalled while this run confirmed its own removal takes over instead
     if (watchdog.state.removed && watchdog.successorId === null) return finish(watchdog);
     // a burst of signals grows the history before any evaluation: the pending changes go on in
     // a fresh run first, well below the server's 4,096-event suggestion (bench scenario 4)
     if (watchdog.successorId !== null || historyFull()) return continueOrHandOver(input, watchdog);
-    await evaluate();
+    await evaluate(!signalled);
   }
 }
 

@@ -6,6 +6,7 @@ import {
   continueAsNew,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -14,7 +15,10 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { holdNotActive, isHoldNotActive } from '../domain/hold-contract';
+import { resumeRetryDelayMs } from '../domain/retention';
 import { StateKey } from '../domain/search-attributes';
+import { TASK_PRIORITY } from '../domain/task-priority';
+import { claimWithinCompanyCap } from './company-cap';
 import {
   DEFAULT_HEARTBEAT_TIMEOUT_MS,
   awaitPauseAppliedUpdate,
@@ -33,13 +37,22 @@ const holdActivities = (heartbeatTimeoutMs: number) =>
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
   });
 
+// A release's claim of a fan-out slot and its freeing are one short transaction each, safe to repeat: retried until
+// the database answers (a release given up here would leave the hold active, or its slot taken for half an hour).
+// Local: they take no activity slot, which the release's own resumed agents may all hold by the time it frees its
+// fan-out slot (the release's answer would wait for one of them to end).
+const fanOutSlots = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+/** Releases whose workflow took its update before the cap on release fan-outs existed fan out at once, as they did. */
+export const RELEASE_FAN_OUT_CAP_PATCH = 'company-release-fan-out-cap';
+
 /** For executions started before their input carried `TREEWARDEN_HOLD_RESUME_RETRIES`. */
 const DEFAULT_MAXIMUM_RESUME_RETRIES = 20;
 /** The failure type of a hold whose owed resumes could not be dispatched within its retries. */
 export const RESUME_RETRIES_EXHAUSTED = 'ResumeRetriesExhausted';
-
-/** 1 s doubling to 5 minutes: the schedule of the retries of resumes whose wakes failed. */
-const resumeRetryDelayMs = (retriesSoFar: number) => Math.min(1_000 * 2 ** retriesSoFar, 300_000);
 
 export interface TreeHoldInput {
   holdId: string;
@@ -76,13 +89,15 @@ export async function treeHoldWorkflow(input: TreeHoldInput): Promise<HoldWorkfl
       state.releasing = true;
       state.releaseId = release.releaseId;
       await condition(() => state.applied !== null);
-      const waking = release.wakeAgents ? 'waking agents' : 'without waking agents';
-      setCurrentDetails(`releasing (${waking}, by ${release.actor.kind})`);
-      const summary = 'Release the hold: re-dispatch the interrupted work once';
-      state.released = await releaseHold.executeWithOptions({ summary }, [holdId, release]).catch((error: unknown) => {
-        if (!(error instanceof ActivityFailure && isHoldNotActive(error.cause))) throw error;
-        if (patched('complete-when-released-outside')) state.releasedOutside = true;
-        throw error.cause; // the database's refusal reaches the caller in the validator's shape
+      state.released = await withFanOutSlot(holdId, () => {
+        const waking = release.wakeAgents ? 'waking agents' : 'without waking agents';
+        setCurrentDetails(`releasing (${waking}, by ${release.actor.kind})`);
+        const summary = 'Release the hold: re-dispatch the interrupted work once';
+        return releaseHold.executeWithOptions({ summary }, [holdId, release]).catch((error: unknown) => {
+          if (!(error instanceof ActivityFailure && isHoldNotActive(error.cause))) throw error;
+          if (patched('complete-when-released-outside')) state.releasedOutside = true;
+          throw error.cause; // the database's refusal reaches the caller in the validator's shape
+        });
       });
       return state.released;
     },
@@ -96,7 +111,9 @@ export async function treeHoldWorkflow(input: TreeHoldInput): Promise<HoldWorkfl
 
   if (!continued) {
     setCurrentDetails('applying the pause to the subtree');
-    state.applied = await applyPause.executeWithOptions({ summary: 'Pause the subtree and stop its runs' }, [holdId]);
+    // a pause is a stop: ahead of new runs (TASK_PRIORITY); the release fans out at the hold's own priority
+    const pause = { summary: 'Pause the subtree and stop its runs', priority: { priorityKey: TASK_PRIORITY.stop } };
+    state.applied = await applyPause.executeWithOptions(pause, [holdId]);
     upsertSearchAttributes([{ key: StateKey, value: 'active' }]);
     const { memberCount, interruptedRunIds } = state.applied;
     const paused = `${memberCount} issues paused, ${interruptedRunIds.length} runs interrupted`;
@@ -146,5 +163,24 @@ async function retryFailedResumes(input: TreeHoldInput, state: HoldWorkflowState
     state.pendingWakeFailures = retried.wakeFailures.length;
     const left = `${state.pendingWakeFailures} wake failures left`;
     setCurrentDetails(`released: ${retried.resumed.length} resumed after ${state.resumeRetries} retries, ${left}`);
+  }
+}
+
+/** Fans out within one of the company's release fan-out slots (TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS). */
+async function withFanOutSlot<T>(holdId: string, fanOut: () => Promise<T>): Promise<T> {
+  if (!patched(RELEASE_FAN_OUT_CAP_PATCH)) return fanOut();
+  const summary = { summary: "Claim a release fan-out slot within the company's cap" };
+  const { waits } = await claimWithinCompanyCap(
+    () => fanOutSlots.claimReleaseFanOut.executeWithOptions(summary, [holdId]),
+    (c) =>
+      c.kind === 'company_at_cap'
+        ? `releasing: waiting for the company's cap on release fan-outs (${c.fanningOut} of ${c.cap} fanning out)`
+        : undefined,
+  );
+  if (waits > 0) upsertSearchAttributes([{ key: StateKey, value: 'active' }]);
+  try {
+    return await fanOut();
+  } finally {
+    await fanOutSlots.finishReleaseFanOut.executeWithOptions({ summary: 'Free the fan-out slot' }, [holdId]);
   }
 }

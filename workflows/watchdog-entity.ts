@@ -12,6 +12,8 @@ const MIN_GRACE_RECHECK_MS = 250;
 export class WatchdogEntity {
   /** a newer watchdog of the same issue (removed, then re-added): the workflow hands over to it */
   successorId: string | null = null;
+  /** workflow time of this run's last evaluation: the next one within the debounce is a burst's */
+  private lastEvaluatedAtMs: number | null = null;
 
   constructor(readonly state: WatchdogWorkflowState) {}
 
@@ -71,7 +73,26 @@ export class WatchdogEntity {
   recordEvaluation(evaluation: EvaluationSummary): void {
     this.state.lastEvaluation = evaluation;
     this.state.evaluations += 1;
+    this.lastEvaluatedAtMs = Date.now();
     if (evaluation.state === 'removed') this.state.removed = true;
+  }
+
+  /** How long the next evaluation waits: none when idle, the rest of the debounce right after another one. */
+  debounceLeftMs(debounceMs: number): number {
+    return this.lastEvaluatedAtMs === null ? 0 : Math.max(0, this.lastEvaluatedAtMs + debounceMs - Date.now());
+  }
+
+  /**
+   * A safety tick may ask one question (did any change arrive?) instead of evaluating, unless the last evaluation
+   * waits on time rather than on changes: a first-run grace, or a subtree it could not read whole.
+   */
+  tickMayBeCheap(): boolean {
+    const state = this.state.lastEvaluation?.state;
+    return state !== undefined && state !== 'pending_first_run' && state !== 'incomplete';
+  }
+
+  recordUnchangedTick(): void {
+    this.state.unchangedTicks = (this.state.unchangedTicks ?? 0) + 1;
   }
 
   /** The next run's input: a successor starts fresh; otherwise this state goes on, pending signals included. */

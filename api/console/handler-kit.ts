@@ -27,7 +27,7 @@ export type ConsoleKit = ReturnType<typeof consoleKit>;
 
 /** `root` is the whole API, which pages and actions call in-process. */
 export function consoleKit(root: FastifyInstance, deps: Deps) {
-  const h = helpers(deps.config);
+  const h = helpers(deps.config, deps.temporal.namespace);
   const session = (request: FastifyRequest) => request.consoleSession as ConsoleSession;
   const call = async <T = any>(
     request: FastifyRequest,

@@ -1,6 +1,6 @@
 /** The console's read pages: company overview, issue tree (and its lazily fetched levels), run, hold. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Deps } from '../../runtime/deps';
 import { issueTitles } from '../../issues/issues';
 import type { TreeNode } from '../../issues/tree-view';
@@ -8,6 +8,10 @@ import type { ZodTypeProvider } from '../openapi';
 import { idParams } from '../validation';
 import { layoutProcessTree } from './graph';
 import { CONSOLE_PREFIX, fragmentQuery, pageQuery, type ConsoleKit } from './handler-kit';
+
+/** The newest entries of the feed on the tree page (refreshed with it), and a page of the feed's own page. */
+const ACTIVITY_ON_TREE_PAGE = 20;
+const ACTIVITY_PAGE = 100;
 
 export function registerConsolePages(app: FastifyInstance, deps: Deps, kit: ConsoleKit) {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -34,13 +38,14 @@ export function registerConsolePages(app: FastifyInstance, deps: Deps, kit: Cons
     { schema: { params: idParams('id'), querystring: fragmentQuery } },
     async (request, reply) => {
       const { id } = request.params;
-      const [tree, holds, watchdog, agents] = await Promise.all([
+      const [tree, holds, watchdog, agents, activity] = await Promise.all([
         call<TreeNode>(request, 'GET', `/api/issues/${id}/tree?depth=1`),
         call(request, 'GET', `/api/issues/${id}/tree-holds`),
         call(request, 'GET', `/api/issues/${id}/watchdog`),
         call(request, 'GET', `/api/companies/${session(request).companyId}/agents`),
+        call(request, 'GET', `/api/issues/${id}/activity?limit=${ACTIVITY_ON_TREE_PAGE}`),
       ]);
-      for (const answer of [tree, holds, watchdog, agents])
+      for (const answer of [tree, holds, watchdog, agents, activity])
         if (answer.status !== 200) return refused(reply, request, answer);
       const data = {
         title: tree.body.title,
@@ -48,8 +53,26 @@ export function registerConsolePages(app: FastifyInstance, deps: Deps, kit: Cons
         holds: [...holds.body.items].reverse(),
         watchdog: watchdog.body,
         agents: agents.body.items,
+        activity: activity.body,
       };
       return page(reply, request, request.query.fragment ? 'tree-live' : 'tree', data);
+    },
+  );
+  /** The issue's audit feed a page at a time, older pages by the cursor the newer one handed out. */
+  api.get(
+    `${CONSOLE_PREFIX}/issues/:id/activity`,
+    { schema: { params: idParams('id'), querystring: z.object({ cursor: z.string().optional() }) } },
+    async (request, reply) => {
+      const { id } = request.params;
+      const cursor = request.query.cursor ? `&cursor=${encodeURIComponent(request.query.cursor)}` : '';
+      const [issue, activity] = await Promise.all([
+        call(request, 'GET', `/api/issues/${id}`),
+        call(request, 'GET', `/api/issues/${id}/activity?limit=${ACTIVITY_PAGE}${cursor}`),
+      ]);
+      for (const answer of [issue, activity]) if (answer.status !== 200) return refused(reply, request, answer);
+      const title = `Activity: ${issue.body.title}`;
+      const data = { title, issueId: id, issueTitle: issue.body.title, page: activity.body, older: Boolean(cursor) };
+      return page(reply, request, 'activity', data);
     },
   );
   /** One level of the tree, fetched when a node is first expanded (a large subtree is never rendered whole). */

@@ -6,11 +6,11 @@ import type { Config } from '../../domain/config';
 const eta = new Eta({ views: join(__dirname, 'views'), cache: true, autoEscape: true });
 
 /** What every template can call. */
-export function helpers(config: Pick<Config, 'TEMPORAL_UI_URL' | 'TEMPORAL_NAMESPACE'>) {
+export function helpers(config: Pick<Config, 'TEMPORAL_UI_URL'>, namespace: string) {
   return {
     /** the workflow's page in the Temporal Web UI */
     temporal: (workflowId: string) =>
-      `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}` +
+      `${config.TEMPORAL_UI_URL.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}` +
       `/workflows/${encodeURIComponent(workflowId)}`,
     when: (value: string | null | undefined) =>
       value

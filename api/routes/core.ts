@@ -15,7 +15,7 @@ import { runOfCompany, runsOfIssue, stopRunForActor } from '../../runs/runs';
 import { createOnce } from '../idempotency';
 import type { ZodTypeProvider } from '../openapi';
 import { Agent, answers, Comment, CreatedCompany, Issue, IssueWithBlockers, list, Run, Wake } from '../schemas';
-import { companyActor, idParams, issueStatusSchema, titleSchema, watchdogBodySchema } from '../validation';
+import { companyActor, createIssueBody, idParams, titleSchema, updateIssueBody } from '../validation';
 
 const presentComment = (c: { id: string; issueId: string; body: string; authorKind: string; createdAt: Date }) => ({
   id: c.id,
@@ -25,24 +25,6 @@ const presentComment = (c: { id: string; issueId: string; body: string; authorKi
   createdAt: c.createdAt,
 });
 
-const createIssueBody = z
-  .object({
-    title: titleSchema,
-    parentId: uuidSchema.nullable().optional(),
-    assigneeAgentId: uuidSchema.nullable().optional(),
-    status: issueStatusSchema.optional(),
-    watchdog: watchdogBodySchema.optional(),
-  })
-  .strict();
-const updateIssueBody = z
-  .object({
-    title: titleSchema.optional(),
-    status: issueStatusSchema.optional(),
-    assigneeAgentId: uuidSchema.nullable().optional(),
-    blockedByIssueIds: z.array(uuidSchema).max(1000).optional(),
-    comment: safeString().max(100_000).optional(),
-  })
-  .strict();
 const wakeBody = z
   .object({
     idempotencyKey: safeString().min(1).max(200).optional(),

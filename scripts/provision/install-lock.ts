@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAlive } from '../../runs/process-table';
+import { isAlive } from '../../processes/process-table';
 
 type Log = (line: string) => void;
 

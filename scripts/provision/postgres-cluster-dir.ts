@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { isAlive } from '../../runs/process-table';
+import { isAlive } from '../../processes/process-table';
 import {
   EmbeddedPostgresError,
   ensurePostgresOsUser,

@@ -27,6 +27,7 @@ import { registerSearchAttributes, type SearchAttributeTypeName } from '../../te
 import { killOnExit, lineReader, spawnOrphanWatchdog } from './child-processes';
 import { freePortsInRange } from './ports';
 import { dropDatabase } from './postgres';
+import { dynamicConfigYaml, TREEWARDEN_DYNAMIC_CONFIG } from './temporal-dynamic-config';
 import type { Log } from './temporal-cli';
 import {
   clusterLog,
@@ -52,10 +53,15 @@ const PORT_NAMES = [
 export type ClusterPorts = Record<(typeof PORT_NAMES)[number], number>;
 
 /**
- * The smallest config for one node running every service. Everything else keeps the server's defaults; there is no
- * dynamic config file because the 1.29 defaults already enable Update and Update-with-Start, which treewarden needs.
+ * The smallest config for one node running every service. Everything else keeps the server's defaults (1.29's enable
+ * Update and Update-with-Start, which treewarden needs); the dynamic config file only turns on fairness.
  */
-export function clusterConfigYaml(pg: PgTarget, dbs: TemporalDatabases, ports: ClusterPorts): string {
+export function clusterConfigYaml(
+  pg: PgTarget,
+  dbs: TemporalDatabases,
+  ports: ClusterPorts,
+  dynamicConfigPath: string,
+): string {
   const store = (db: string, maxConns: number) => `
       sql:
         pluginName: postgres12
@@ -105,6 +111,9 @@ clusterMetadata:
       rpcAddress: 127.0.0.1:${ports.frontend}
 dcRedirectionPolicy:
   policy: noop
+dynamicConfigClient:
+  filepath: ${JSON.stringify(dynamicConfigPath)}
+  pollInterval: 60s
 `;
 }
 
@@ -155,7 +164,10 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions): P
   for (let attempt = 1; ; attempt++) {
     const picked = await freePortsInRange(PORT_NAMES.length, 20_000, 32_767);
     const ports = Object.fromEntries(PORT_NAMES.map((name, i) => [name, picked[i]])) as ClusterPorts;
-    await fs.promises.writeFile(path.join(opts.dir, 'cluster.yaml'), clusterConfigYaml(pg, opts.databases, ports));
+    const dynamicConfigPath = path.resolve(opts.dir, 'dynamic-config.yaml');
+    await fs.promises.writeFile(dynamicConfigPath, dynamicConfigYaml(TREEWARDEN_DYNAMIC_CONFIG));
+    const config = clusterConfigYaml(pg, opts.databases, ports, dynamicConfigPath);
+    await fs.promises.writeFile(path.join(opts.dir, 'cluster.yaml'), config);
     try {
       const cluster = await startOnce(
         tools.server,

@@ -5,6 +5,7 @@ import { Connection } from '@temporalio/client';
 import type { SearchAttributeTypeName } from '../../temporal/search-attributes';
 import { killOnExit, lineReader, spawnOrphanWatchdog } from './child-processes';
 import { freePort } from './ports';
+import { TREEWARDEN_DYNAMIC_CONFIG } from './temporal-dynamic-config';
 import { defaultLog, ensureTemporalCli, type Log } from './temporal-cli';
 
 export interface StartDevServerOptions {
@@ -17,7 +18,7 @@ export interface StartDevServerOptions {
   /** Namespace to create besides `default`. */
   namespace?: string;
   searchAttributes: Record<string, SearchAttributeTypeName>;
-  /** `--dynamic-config-value key=<JSON value>` entries. */
+  /** `--dynamic-config-value key=<JSON value>` entries, besides (or overriding) {@link TREEWARDEN_DYNAMIC_CONFIG}. */
   dynamicConfig?: Record<string, string | number | boolean>;
   log?: Log;
   /** Use this binary instead of {@link ensureTemporalCli}. */
@@ -75,7 +76,7 @@ async function startDevServerOnce(
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   if (namespace !== 'default') args.push('--namespace', namespace);
   for (const [key, type] of Object.entries(opts.searchAttributes)) args.push('--search-attribute', `${key}=${type}`);
-  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) {
+  for (const [key, value] of Object.entries({ ...TREEWARDEN_DYNAMIC_CONFIG, ...opts.dynamicConfig })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   args.push('--log-level', 'warn');

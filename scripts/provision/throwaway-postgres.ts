@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { isAlive } from '../../runs/process-table';
+import { isAlive } from '../../processes/process-table';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
 import type { Log } from './postgres-binaries';
 import { recoverStalePidFile } from './postgres-cluster-dir';

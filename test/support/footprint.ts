@@ -6,7 +6,7 @@ export async function companyFootprint(db: Db, companyId: string) {
   return {
     issues: await db.issue.findMany({
       where,
-      select: { id: true, title: true, status: true, assigneeAgentId: true },
+      select: { id: true, title: true, status: true, blockedReason: true, assigneeAgentId: true },
       orderBy: { id: 'asc' },
     }),
     comments: await db.comment.count({ where }),

@@ -5,7 +5,7 @@
  * `{ ownerToken, processGroupId }` as JSON. Prints `{ self, parent, found }`: pids, and
  * for each process found its parent's (tsx's own esbuild child inherits the token too).
  */
-import { ownedProcesses, type ProcessOwner } from '../../runs/process-table';
+import { ownedProcesses, type ProcessOwner } from '../../processes/process-table';
 
 const owner = JSON.parse(process.argv[2]) as ProcessOwner;
 const found = ownedProcesses(owner).map(({ pid, ppid }) => ({ pid, ppid }));

@@ -9,13 +9,20 @@ import type { AddressInfo } from 'node:net';
 export interface WedgeableProxy {
   /** `databaseUrl` with its host and port replaced by the proxy's */
   url(databaseUrl: string): string;
+  /** `127.0.0.1:<port>`, for a client that takes an address (Temporal) */
+  address: string;
   wedge(): void;
+  /** unreachable, as a server that is down looks: every connection reset, new ones refused at once */
+  down(): void;
+  /** forwarding again; clients reconnect */
+  up(): void;
   close(): Promise<void>;
 }
 
 export async function startWedgeableProxy(databaseUrl: string): Promise<WedgeableProxy> {
   const target = new URL(databaseUrl);
   let wedged = false;
+  let isDown = false;
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -23,6 +30,7 @@ export async function startWedgeableProxy(databaseUrl: string): Promise<Wedgeabl
     socket.on('close', () => sockets.delete(socket));
   };
   const server = createServer((client) => {
+    if (isDown) return void client.destroy();
     track(client);
     if (wedged) return; // accepted, never answered
     const upstream = connect(Number(target.port || 5432), target.hostname);
@@ -41,8 +49,16 @@ export async function startWedgeableProxy(databaseUrl: string): Promise<Wedgeabl
       proxied.port = String(port);
       return proxied.toString();
     },
+    address: `127.0.0.1:${port}`,
     wedge() {
       wedged = true;
+    },
+    down() {
+      isDown = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    up() {
+      isDown = false;
     },
     async close() {
       for (const socket of sockets) socket.destroy();

@@ -52,3 +52,29 @@ test('a malformed name fails; a good list is parsed, trimmed and deduplicated', 
   ).toEqual(['GIT_AUTHOR_NAME', 'SSH_AUTH_SOCK']);
   expect(parseConfig(BASE).TREEWARDEN_RUN_ENV_PASSTHROUGH).toEqual([]);
 });
+
+test('no Temporal connection setting reaches a run, whether a variable or the config file naming a profile', () => {
+  const temporal = {
+    TEMPORAL_ADDRESS: 'temporal:7233',
+    TEMPORAL_NAMESPACE: 'prod',
+    TEMPORAL_API_KEY: 'secret',
+    TEMPORAL_TLS: 'true',
+    TEMPORAL_TLS_CLIENT_CERT_PATH: '/etc/tw/client.pem',
+    TEMPORAL_TLS_CLIENT_CERT_DATA: 'CERT',
+    TEMPORAL_TLS_CLIENT_KEY_PATH: '/etc/tw/client.key',
+    TEMPORAL_TLS_CLIENT_KEY_DATA: 'KEY',
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: '/etc/tw/ca.pem',
+    TEMPORAL_TLS_SERVER_CA_CERT_DATA: 'CA',
+    TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+    TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true',
+    TEMPORAL_CONFIG_FILE: '/etc/tw/temporal.toml',
+    TEMPORAL_PROFILE: 'prod',
+    TEMPORAL_GRPC_META_AUTHORIZATION: 'Bearer secret',
+    TEMPORAL_CODEC_AUTH: 'secret',
+  };
+  expect(runEnvironment({ PATH: '/bin', ...temporal }, [], {}, {})).toEqual({ PATH: '/bin' });
+  for (const name of Object.keys(temporal))
+    expect(() => parseConfig({ ...BASE, TREEWARDEN_RUN_ENV_PASSTHROUGH: name })).toThrow(
+      `${name} is a secret of the service`,
+    );
+});

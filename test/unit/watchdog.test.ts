@@ -6,6 +6,8 @@ import { ISSUE_STATUSES, TERMINAL_ISSUE_STATUSES } from '../../domain/statuses';
 import {
   classifySubtree,
   isReviewDisposition,
+  isShrinkOnly,
+  leafDigests,
   MAX_WATCHDOG_DEPTH,
   normalizeInstructions,
   stopFingerprint,
@@ -331,6 +333,55 @@ describe('stop fingerprint', () => {
     expect(stopFingerprint(leaves, { ...CONFIG, instructions: normalizeInstructions('   ') })).toBe(
       stopFingerprint(leaves, { ...CONFIG, instructions: null }),
     );
+  });
+});
+
+describe('shrink-only stops (issue 29, item 3)', () => {
+  const digestsOf = (nodes: SubtreeNode[], config = CONFIG) =>
+    leafDigests(classify(nodes, config).stoppedLeaves, config);
+  /** root ─┬─ a ── a1, ─ b, ─ c (leaves a1, b, c): the reviewed stop */
+  const reviewedTree = (overrides: Record<string, Partial<SubtreeNode>> = {}) => [
+    ...smallTree(overrides),
+    node('c', 'root', 2, overrides.c),
+  ];
+  const reviewed = digestsOf(reviewedTree());
+
+  test('a stop whose leaves all were in the reviewed stop, unchanged, is shrink-only: a leaf deleted', () => {
+    expect(isShrinkOnly(digestsOf(smallTree()), reviewed)).toBe(true);
+  });
+
+  test('a completed sibling removed, or a leaf moved away, is shrink-only whatever the others are', () => {
+    const blockedA1 = { a1: { status: 'blocked', blockerIds: ['x'] } };
+    const before = digestsOf(reviewedTree({ ...blockedA1, c: { status: 'done' } }));
+    expect(isShrinkOnly(digestsOf(smallTree(blockedA1)), before)).toBe(true);
+    const withoutB = reviewedTree(blockedA1).filter((n) => n.id !== 'b');
+    expect(isShrinkOnly(digestsOf(withoutB), before)).toBe(true);
+  });
+
+  test.each<[string, SubtreeNode[]]>([
+    ['the same stop (its fingerprint already says so)', reviewedTree()],
+    ['a leaf changed while another left', smallTree({ b: { status: 'blocked' } })],
+    ['a new leaf beside one that left', [...smallTree(), node('d', 'root', 2)]],
+    ['a parent left without children (a new leaf)', [node('root', 'outside', 1), node('a', 'root', 2)]],
+  ])('not shrink-only: %s', (_, nodes) => {
+    expect(isShrinkOnly(digestsOf(nodes), reviewed)).toBe(false);
+  });
+
+  test('not shrink-only under another agent or other instructions: the review saw the leaves under its config', () => {
+    expect(isShrinkOnly(digestsOf(smallTree(), { ...CONFIG, instructions: 'check the tests' }), reviewed)).toBe(false);
+    expect(isShrinkOnly(digestsOf(smallTree(), { ...CONFIG, agentId: 'agent-other' }), reviewed)).toBe(false);
+  });
+
+  test('nothing reviewed (a watchdog reviewed before leaves were kept, or never) makes nothing shrink-only', () => {
+    expect(isShrinkOnly(digestsOf(smallTree()), [])).toBe(false);
+  });
+
+  test('a leaf digest is its material state: stable under the order of blocker ids, changed by any material fact', () => {
+    const [a1] = digestsOf([node('a1', null, 1, { blockerIds: ['x', 'y'] })]);
+    expect(digestsOf([node('a1', null, 1, { blockerIds: ['y', 'x'] })])).toEqual([a1]);
+    expect(digestsOf([node('a1', null, 1, { blockerIds: ['x', 'y'], createdAtMs: 0 })])).toEqual([a1]);
+    expect(digestsOf([node('a1', null, 1, { blockerIds: ['x'] })])).not.toEqual([a1]);
+    expect(a1).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * Structured process identity from /proc: a process belongs to a run or job when it sits in its
- * cgroup (runs/cgroups.ts), carries the owner token in its environment or sits in the recorded
+ * cgroup (processes/cgroups.ts), carries the owner token in its environment or sits in the recorded
  * process group. Command lines are shown, never matched, and the supervisor and its ancestors are
  * never candidates, so an inspection can never find itself. Reading /proc spawns nothing.
  */
@@ -20,7 +20,7 @@ export interface ProcessOwner {
 
 export const OWNER_TOKEN_ENV = 'TREEWARDEN_OWNER_TOKEN';
 
-function readStat(pid: number): Omit<ProcessInfo, 'command'> & { zombie: boolean } {
+function readStat(pid: number): Omit<ProcessInfo, 'command'> & { zombie: boolean; startTime: string } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // the command name may contain spaces and parentheses: fields start after the last ')'
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -30,6 +30,8 @@ function readStat(pid: number): Omit<ProcessInfo, 'command'> & { zombie: boolean
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
     cpuTicks: Number(fields[11]) + Number(fields[12]),
+    // clock ticks after boot: with the pid, an identity no later process can share
+    startTime: fields[19],
   };
 }
 
@@ -91,13 +93,20 @@ export function liveOwnerTokens(): Set<string> {
   return tokens;
 }
 
-export function isAlive(pid: number): boolean {
+export const isAlive = (pid: number): boolean => processStartTime(pid) !== null;
+
+/** When a live process started (its /proc start time), or null when it is gone. */
+export function processStartTime(pid: number): string | null {
   try {
-    return !readStat(pid).zombie;
+    const stat = readStat(pid);
+    return stat.zombie ? null : stat.startTime;
   } catch {
-    return false;
+    return null;
   }
 }
+
+/** True while the process that had this pid at `startTime` lives: a pid the kernel reused is another process. */
+export const isSameProcessAlive = (pid: number, startTime: string): boolean => processStartTime(pid) === startTime;
 
 /**
  * Signals every listed process and each distinct group (SIGKILL reaches the ones that left it); a SIGKILL also kills

@@ -148,12 +148,31 @@ export function removeCgroup(path: string | null): void {
 }
 
 /**
- * The command line that starts `command` inside the cgroup: the shell moves itself in, then becomes the command
- * (same pid, so the process group and the recorded pid stay the command's), so not one descendant starts outside.
+ * The command line that starts a supervised command: a shell that moves itself into the cgroup (when there is one)
+ * before anything else starts, so not one descendant starts outside. Without an exit file it then becomes the
+ * command (same pid, so the process group and the recorded pid stay the command's). With one, it stays as the
+ * command's parent and records its exit status there: the agent outlives the worker that started it (issue 25,
+ * adoption), and the next worker, which is not its parent, learns the status from the file. The shell waits out
+ * SIGTERM and SIGHUP (a trapped signal runs after the command ends) while the command gets them as usual.
  */
-export function inCgroup(path: string, command: string, args: string[]): { command: string; args: string[] } {
+export function supervisedStart(
+  command: string,
+  args: string[],
+  where: { cgroupPath: string | null; exitFile: string | null },
+): { command: string; args: string[] } {
   return {
     command: '/bin/sh',
-    args: ['-c', 'echo $$ > "$0/cgroup.procs" || exit 125; exec "$@"', path, command, ...args],
+    args: ['-c', START_SCRIPT, 'treewarden-run', where.exitFile ?? '', where.cgroupPath ?? '', command, ...args],
   };
 }
+
+const START_SCRIPT = [
+  'exit_file=$1; cgroup=$2; shift 2',
+  'if [ -n "$cgroup" ]; then echo $$ > "$cgroup/cgroup.procs" || exit 125; fi',
+  'if [ -z "$exit_file" ]; then exec "$@"; fi',
+  'trap : HUP INT TERM',
+  '"$@"',
+  'status=$?',
+  'echo "$status" > "$exit_file.tmp" && mv -f "$exit_file.tmp" "$exit_file"',
+  'exit "$status"',
+].join('\n');

@@ -1,0 +1,69 @@
+/**
+ * The per-company cap on release fan-outs (TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS): a release over it waits, its hold
+ * marked as waiting for its company, and its workflow claims again when one of the company's fan-outs finishes (or
+ * after a backoff, should that signal be lost). Other companies never wait for it.
+ */
+import { takeCompanyTurn } from '../db/company-turn';
+import type { Deps } from '../runtime/deps';
+import { tellCompanyCapWaiters } from '../runs/company-cap';
+
+export type ReleaseFanOutClaim = { kind: 'claimed' } | { kind: 'company_at_cap'; fanningOut: number; cap: number };
+
+/**
+ * A fan-out slot taken longer ago than this no longer counts: a workflow terminated mid-fan-out never frees its slot
+ * itself. A release of tens of thousands of members may outlast it, and then one more fan-out of the company starts.
+ */
+const FAN_OUT_SLOT_LEASE_MS = 30 * 60_000;
+
+const fanningOutIn = (companyId: string) => ({
+  companyId,
+  fanningOutSince: { gt: new Date(Date.now() - FAN_OUT_SLOT_LEASE_MS) },
+});
+
+/** Takes one of the company's fan-out slots for the hold's release, or marks the hold as waiting for one. */
+export async function claimReleaseFanOut(deps: Deps, holdId: string): Promise<ReleaseFanOutClaim> {
+  const cap = deps.config.TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS;
+  return deps.db.$transaction(async (tx) => {
+    const hold = await tx.treeHold.findUnique({ where: { id: holdId }, select: { companyId: true } });
+    // a removed hold: the release itself refuses it
+    if (!hold) return { kind: 'claimed' };
+    await takeCompanyTurn(tx, 'release-fan-outs', hold.companyId);
+    // a retried claim (its activity timed out after the commit) finds its own slot: it counts as claimed
+    const fanningOut = await tx.treeHold.count({ where: { ...fanningOutIn(hold.companyId), id: { not: holdId } } });
+    if (fanningOut < cap) {
+      await tx.treeHold.update({
+        where: { id: holdId },
+        data: { fanningOutSince: new Date(), waitingForCompanyCapSince: null },
+      });
+      return { kind: 'claimed' };
+    }
+    await tx.treeHold.updateMany({
+      where: { id: holdId, waitingForCompanyCapSince: null },
+      data: { waitingForCompanyCapSince: new Date() },
+    });
+    return { kind: 'company_at_cap', fanningOut, cap };
+  });
+}
+
+/**
+ * After a release fanned out (or failed to): frees its slot, and as many of the company's waiting releases as there
+ * are free slots, oldest first, claim again now (a lost signal costs a waiting release one backoff).
+ */
+export async function finishReleaseFanOut(deps: Deps, holdId: string): Promise<void> {
+  const [hold] = await deps.db.treeHold.updateManyAndReturn({
+    where: { id: holdId },
+    data: { fanningOutSince: null },
+    select: { companyId: true },
+  });
+  if (!hold) return;
+  const fanningOut = await deps.db.treeHold.count({ where: fanningOutIn(hold.companyId) });
+  const free = deps.config.TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS - fanningOut;
+  if (free <= 0) return;
+  const waiting = await deps.db.treeHold.findMany({
+    where: { companyId: hold.companyId, waitingForCompanyCapSince: { not: null } },
+    orderBy: { waitingForCompanyCapSince: 'asc' },
+    take: free,
+    select: { id: true },
+  });
+  await tellCompanyCapWaiters(deps, 'hold', waiting);
+}

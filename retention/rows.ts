@@ -1,0 +1,152 @@
+/**
+ * The database side of a retention pass: each statement deletes at most RETENTION_BATCH_SIZE rows, and a table is
+ * done when a batch comes back short. The predicates keep everything of a live run, an active hold or an active
+ * watchdog, and every row an exactly-once guarantee still needs (domain/retention.ts).
+ */
+import { Prisma, type Db } from '../db/prisma';
+import {
+  finishedRunStatuses,
+  RETENTION_BATCH_SIZE,
+  type RetentionCounts,
+  type RetentionCutoffs,
+} from '../domain/retention';
+
+/** Repeats `batch` until it deletes fewer rows than a batch holds. */
+async function drain(batch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const removed = await batch();
+    total += removed;
+    if (removed < RETENTION_BATCH_SIZE) return total;
+  }
+}
+
+const finished = () => Prisma.sql`(${Prisma.join(finishedRunStatuses())})`;
+
+/** a hold that may still use its members and claims: active, or released too recently (its resume retries) */
+const holdStillNeeded = (holdId: Prisma.Sql, cutoffs: RetentionCutoffs) =>
+  Prisma.sql`EXISTS (SELECT 1 FROM "TreeHold" h WHERE h.id = ${holdId}
+    AND (h.status = 'active' OR h."releasedAt" IS NULL OR h."releasedAt" >= ${cutoffs.releasedHold}))`;
+
+/** Finished runs past the cutoff, with their tokens, findings, evidence and jobs (one transaction per batch). */
+async function removeRuns(
+  db: Db,
+  cutoffs: RetentionCutoffs,
+  counts: RetentionCounts,
+  afterCommit: RunsRemoved,
+): Promise<number> {
+  const ids = await db.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      SELECT r.id FROM "Run" r
+      WHERE r.status::text IN ${finished()}
+        AND COALESCE(r."finishedAt", r."updatedAt") < ${cutoffs.finished}
+        AND NOT EXISTS (SELECT 1 FROM "Job" j WHERE j."ownerRunId" = r.id AND j.status = 'running')
+        AND NOT EXISTS (SELECT 1 FROM "TreeHoldMember" m
+          WHERE m."interruptedRunId" = r.id AND ${holdStillNeeded(Prisma.sql`m."holdId"`, cutoffs)})
+        AND NOT EXISTS (SELECT 1 FROM "ResumeClaim" c
+          WHERE c."interruptedRunId" = r.id AND ${holdStillNeeded(Prisma.sql`c."holdId"`, cutoffs)})
+        AND NOT EXISTS (SELECT 1 FROM "ExecutionBlocker" b WHERE b."runId" = r.id AND b.status = 'active')
+        AND NOT EXISTS (SELECT 1 FROM "Watchdog" w WHERE w.id = r."reviewWatchdogId" AND w.status = 'active'
+          AND r."reviewFingerprint" IN (w."pendingReviewFingerprint", w."lastReviewedFingerprint"))
+      ORDER BY r."finishedAt" LIMIT ${RETENTION_BATCH_SIZE}
+      FOR UPDATE SKIP LOCKED`;
+    const ids = rows.map((row) => row.id);
+    if (ids.length === 0) return ids;
+    const of = Prisma.sql`ANY(${ids}::uuid[])`;
+    counts.runTokens += await tx.$executeRaw`DELETE FROM "ApiToken" WHERE kind = 'run' AND "runId" = ${of}`;
+    counts.findings += await tx.$executeRaw`DELETE FROM "Finding" WHERE "runId" = ${of}`;
+    counts.gateEvidence += await tx.$executeRaw`DELETE FROM "GateEvidence" WHERE "runId" = ${of}`;
+    counts.jobs += await tx.$executeRaw`DELETE FROM "Job" WHERE "ownerRunId" = ${of}`;
+    counts.resumeClaims += await tx.$executeRaw`DELETE FROM "ResumeClaim" WHERE "interruptedRunId" = ${of}`;
+    await tx.$executeRaw`DELETE FROM "Run" WHERE id = ${of}`;
+    return ids;
+  });
+  // batch by batch: a pass that fails later has still removed the folders of the runs it deleted
+  if (ids.length > 0) await afterCommit(ids);
+  return ids.length;
+}
+
+/** `DELETE FROM <table> WHERE id IN (<one batch of the rows matching where>)` */
+const deleteBatch = (db: Db, table: string, where: Prisma.Sql) => () =>
+  db.$executeRaw`DELETE FROM ${Prisma.raw(`"${table}"`)} WHERE id IN (
+    SELECT id FROM ${Prisma.raw(`"${table}"`)} t WHERE ${where} LIMIT ${RETENTION_BATCH_SIZE})`;
+
+const liveRunIds = () => Prisma.sql`(SELECT id FROM "Run" WHERE status::text NOT IN ${finished()})`;
+
+/** Called with each batch of deleted runs once its transaction committed. */
+export type RunsRemoved = (runIds: string[]) => Promise<void>;
+
+/** Deletes the expired rows, and tells `afterCommit` which runs went. */
+export async function removeExpiredRows(
+  db: Db,
+  cutoffs: RetentionCutoffs,
+  afterCommit: RunsRemoved,
+): Promise<Omit<RetentionCounts, 'runFolders'>> {
+  const counts = { runTokens: 0, findings: 0, gateEvidence: 0, jobs: 0, resumeClaims: 0 } as RetentionCounts;
+  counts.runs = await drain(() => removeRuns(db, cutoffs, counts, afterCommit));
+  // before the wakes: a claim's wake stays while the claim does
+  const releasedLongAgo = Prisma.sql`NOT ${holdStillNeeded(Prisma.sql`t."holdId"`, cutoffs)}`;
+  counts.holdMembers = await drain(deleteBatch(db, 'TreeHoldMember', releasedLongAgo));
+  counts.resumeClaims += await drain(
+    () =>
+      db.$executeRaw`DELETE FROM "ResumeClaim" WHERE "interruptedRunId" IN (
+        SELECT "interruptedRunId" FROM "ResumeClaim" t WHERE ${releasedLongAgo} LIMIT ${RETENTION_BATCH_SIZE})`,
+  );
+  // a wake is removable once it became a run that is gone (or never did), and its key no retry can still use
+  counts.wakeRequests = await drain(
+    deleteBatch(
+      db,
+      'WakeRequest',
+      Prisma.sql`t.status <> 'queued' AND t."createdAt" < ${cutoffs.finished}
+        AND (t."runId" IS NULL OR NOT EXISTS (SELECT 1 FROM "Run" r WHERE r.id = t."runId"))
+        AND (t."idempotencyKey" IS NULL OR t."createdAt" < ${cutoffs.dedupe})
+        AND NOT (t."idempotencyKey" IS NOT NULL AND EXISTS (
+          SELECT 1 FROM "Watchdog" w WHERE w.id = t."reviewWatchdogId" AND w.status = 'active'))
+        AND NOT EXISTS (SELECT 1 FROM "ResumeClaim" c WHERE c."wakeRequestId" = t.id)`,
+    ),
+  );
+  counts.sessionTokens = await drain(
+    deleteBatch(
+      db,
+      'ApiToken',
+      Prisma.sql`t.kind = 'board' AND t.purpose IS NOT NULL
+      AND COALESCE(t."revokedAt", t."expiresAt") < ${cutoffs.finished}`,
+    ),
+  );
+  counts.activityLog = await drain(
+    deleteBatch(
+      db,
+      'ActivityLog',
+      Prisma.sql`t."createdAt" < ${cutoffs.finished}
+        AND (t."runId" IS NULL OR t."runId" NOT IN ${liveRunIds()})
+        AND t."entityId" NOT IN (SELECT id::text FROM ${liveRunIds()} live
+          UNION ALL SELECT id::text FROM "TreeHold" WHERE status = 'active'
+          UNION ALL SELECT id::text FROM "Watchdog" WHERE status = 'active'
+          UNION ALL SELECT "issueId"::text FROM "Watchdog" WHERE status = 'active')`,
+    ),
+  );
+  counts.webhookDeliveries = await drain(
+    deleteBatch(
+      db,
+      'WebhookDelivery',
+      Prisma.sql`t.status <> 'pending' AND COALESCE(t."deliveredAt", t."deadAt", t."createdAt") < ${cutoffs.finished}`,
+    ),
+  );
+  // a notification's key dedupes the same fact written again: kept as long as a retry could write it
+  counts.notifications = await drain(
+    deleteBatch(
+      db,
+      'Notification',
+      Prisma.sql`t."createdAt" < ${cutoffs.dedupe}
+        AND NOT EXISTS (SELECT 1 FROM "WebhookDelivery" d WHERE d."notificationId" = t.id)
+        AND t.subject NOT IN (SELECT 'run:' || id FROM ${liveRunIds()} live
+          UNION ALL SELECT 'tree-hold:' || id FROM "TreeHold" WHERE status = 'active'
+          UNION ALL SELECT 'task-watchdog:' || "issueId" FROM "Watchdog" WHERE status = 'active'
+          UNION ALL SELECT 'task-watchdog:' || id FROM "Watchdog" WHERE status = 'active')`,
+    ),
+  );
+  counts.idempotencyRecords = await drain(
+    deleteBatch(db, 'IdempotencyRecord', Prisma.sql`t."createdAt" < ${cutoffs.dedupe}`),
+  );
+  return counts;
+}

@@ -1,0 +1,12 @@
+/**
+ * The dynamic config every Temporal server treewarden starts runs with, the dev server's and the cluster's alike.
+ * `matching.enableFairness`: the task queues dispatch by the priority and fairness keys treewarden sets (the company
+ * id, README "Fairness between companies"); without it the keys are recorded but the queue stays first in, first out.
+ */
+export const TREEWARDEN_DYNAMIC_CONFIG: Readonly<Record<string, boolean>> = { 'matching.enableFairness': true };
+
+/** The same values as a server's dynamic config file (`dynamicConfigClient.filepath`). */
+export function dynamicConfigYaml(values: Readonly<Record<string, string | number | boolean>>): string {
+  const entries = Object.entries(values).map(([key, value]) => `${key}:\n  - value: ${JSON.stringify(value)}\n`);
+  return `# written by scripts/provision/temporal-dynamic-config.ts\n${entries.join('')}`;
+}

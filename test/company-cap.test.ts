@@ -1,0 +1,86 @@
+/**
+ * @module The per-company cap on running agent runs (issue 30, item 3): a company at
+ * TREEWARDEN_COMPANY_MAX_RUNNING_RUNS queues its next run (its row, the API and its workflow say it waits for the
+ * company's cap) and starts it once one of its runs ends, while another company's run starts at once.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { workflowId } from '../domain/ids';
+import { StateKey } from '../domain/search-attributes';
+import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
+
+const CAP = 2;
+
+let h: Harness;
+let gates: string;
+beforeAll(async () => {
+  gates = mkdtempSync(join(tmpdir(), 'treewarden-company-cap-'));
+  h = await startHarness({ TREEWARDEN_COMPANY_MAX_RUNNING_RUNS: String(CAP) });
+});
+afterAll(async () => {
+  await h?.close();
+  rmSync(gates, { recursive: true, force: true });
+});
+
+const gateIssues = new Map<string, string>();
+
+/** A company whose agent runs until the gate file of its issue exists. */
+async function gatedCompany(name: string) {
+  const c = await seedCompany(h, name);
+  const script = `while [ ! -f "${gates}/$TREEWARDEN_ISSUE_ID" ]; do sleep 0.1; done`;
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script] });
+  return {
+    c,
+    /** wakes a new issue's agent; the run ends when `open(gate)` is called */
+    async wake(gate: string) {
+      const issue = await c.issue({ title: gate, assigneeAgentId: agent.id });
+      gateIssues.set(gate, issue.id);
+      const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
+      expect(wake.status).toBe(202);
+      return wake.body.runId as string;
+    },
+  };
+}
+const open = (gate: string) => writeFileSync(join(gates, gateIssues.get(gate)!), '');
+const running = (runId: string) =>
+  eventually(`run ${runId} running`, async () => (await runRow(h, runId)).status === 'running');
+
+test("a company at its cap queues its next run and starts it when one ends; another company's run starts at once", async () => {
+  const a = await gatedCompany('Capped');
+  const b = await gatedCompany('Other');
+  const [first, second] = [await a.wake('a1'), await a.wake('a2')];
+  await running(first);
+  await running(second);
+
+  const third = await a.wake('a3');
+  const waiting = await eventually('the third run waiting for its company cap', async () => {
+    const run = await runRow(h, third);
+    return run.companyCapQueuedAt ? run : null;
+  });
+  expect(waiting.status).toBe('queued');
+  const shown = await h.request('GET', `/api/runs/${third}`, a.c.token);
+  expect(shown.body).toMatchObject({ status: 'queued', waitingForCompanyCapSince: expect.any(String) });
+  // the workflow says so in the workflow task after its claim's answer, which can come after the row's commit
+  const handle = h.services.client.workflow.getHandle(workflowId.agentRun(third));
+  await eventually(
+    "the run's workflow waiting for its company cap",
+    async () => (await handle.describe()).typedSearchAttributes.get(StateKey) === 'waiting_company_cap',
+  );
+
+  const other = await b.wake('b1');
+  await running(other);
+  // the other company's run began while the capped company's third run still waited
+  expect((await runRow(h, third)).status).toBe('queued');
+
+  open('a1');
+  const ended = await settled(h, first);
+  await running(third);
+  const started = await runRow(h, third);
+  expect(started.startedAt!.getTime()).toBeGreaterThanOrEqual(ended.finishedAt!.getTime());
+  expect(started.companyCapQueuedAt).toBeNull();
+  expect((await h.request('GET', `/api/runs/${third}`, a.c.token)).body.waitingForCompanyCapSince).toBeNull();
+
+  for (const gate of ['a2', 'a3', 'b1']) open(gate);
+  for (const runId of [second, third, other]) expect((await settled(h, runId)).status).toBe('succeeded');
+});

@@ -1,0 +1,162 @@
+/**
+ * @module Retention against the real stack: after a scripted day of work aged past TREEWARDEN_RETENTION_DAYS, the
+ * retention workflow deletes the finished runs (rows, tokens, folders), the released hold's members and claims and
+ * the old log, and keeps the live run, the active hold and the active watchdog; a second pass removes nothing. With a
+ * retention of zero days a replayed wake key is still idempotent and a just-released hold's claims stay.
+ */
+import { existsSync, utimesSync } from 'node:fs';
+import { workflowId } from '../domain/ids';
+import type { RetentionCounts } from '../domain/retention';
+import { retentionScheduleId, ensureRetentionSchedule } from '../retention/schedule';
+import { runFiles } from '../runs/run-files';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { holdInterruptsRun, retentionPasses, runFails, watchdogWakes } from '../testing/scenarios';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '1' });
+});
+afterAll(() => h?.close());
+
+const runIdOf = (agentRunWorkflowId: string) => agentRunWorkflowId.replace(/^agent-run:/, '');
+const AGE = "interval '40 days'";
+
+async function pass(): Promise<RetentionCounts> {
+  return (await retentionPasses(h)).removed;
+}
+
+/** Everything written so far happened 40 days ago: the rows' times, the holds' releases and the run folders. */
+async function ageEverything(): Promise<void> {
+  const { db } = h.services;
+  await db.$executeRawUnsafe(
+    `UPDATE "Run" SET "createdAt" = "createdAt" - ${AGE}, "updatedAt" = "updatedAt" - ${AGE},
+       "finishedAt" = "finishedAt" - ${AGE}`,
+  );
+  for (const table of ['WakeRequest', 'ActivityLog', 'Notification', 'IdempotencyRecord', 'ApiToken'])
+    await db.$executeRawUnsafe(`UPDATE "${table}" SET "createdAt" = "createdAt" - ${AGE}`);
+  await db.$executeRawUnsafe(`UPDATE "TreeHold" SET "releasedAt" = "releasedAt" - ${AGE}`);
+  const longAgo = new Date(Date.now() - 40 * 24 * 60 * 60_000);
+  for (const run of await db.run.findMany({ select: { id: true } })) {
+    const folder = runFiles(run.id, null).runDir;
+    if (existsSync(folder)) utimesSync(folder, longAgo, longAgo);
+  }
+}
+
+async function liveRun(c: Awaited<ReturnType<typeof seedCompany>>) {
+  const agent = await c.agent({ type: 'process', command: 'sleep', args: ['600'] });
+  const issue = await c.issue({ title: 'long migration', assigneeAgentId: agent.id, status: 'in_progress' });
+  const woken = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
+  expect(woken.status).toBe(202);
+  const run = await eventually('the live run running', () =>
+    h.services.db.run.findFirst({ where: { issueId: issue.id, status: 'running' } }),
+  );
+  await eventually('the live run writing its folder', async () => existsSync(runFiles(run.id, null).output));
+  return run;
+}
+
+test('the schedule is created once, named treewarden-retention (per task queue), and runs the retention workflow', async () => {
+  const { client, config } = h.services;
+  expect(await ensureRetentionSchedule(client, config.TREEWARDEN_TASK_QUEUE)).toBe('created');
+  expect(await ensureRetentionSchedule(client, config.TREEWARDEN_TASK_QUEUE)).toBe('existed');
+  const schedule = client.schedule.getHandle(retentionScheduleId(config.TREEWARDEN_TASK_QUEUE));
+  try {
+    const description = await schedule.describe();
+    expect(description.action).toMatchObject({ type: 'startWorkflow', workflowType: 'retentionWorkflow' });
+    expect(retentionScheduleId('treewarden')).toBe('treewarden-retention');
+  } finally {
+    await schedule.delete();
+  }
+});
+
+test('a day of work aged past the retention: finished work goes, live and guarded state stays, twice the same', async () => {
+  const c = await seedCompany(h, 'Retention Co');
+  const released = await holdInterruptsRun(h, c, { release: true });
+  const active = await holdInterruptsRun(h, c, { release: false });
+  const failed = await runFails(h, c);
+  const watched = await watchdogWakes(h, c, { remove: false });
+  const live = await liveRun(c);
+  const { db } = h.services;
+  const releasedHold = await db.treeHold.findFirstOrThrow({ where: { rootIssueId: released.issueId } });
+  const activeHold = await db.treeHold.findFirstOrThrow({ where: { rootIssueId: active.issueId } });
+  const activeHoldRun = runIdOf(active.stoppedRunWorkflowId);
+  const finishedRuns = [released.stoppedRunWorkflowId, released.resumedRunWorkflowId!, failed.runWorkflowId].map(
+    runIdOf,
+  );
+  expect(await db.resumeClaim.count({ where: { holdId: releasedHold.id } })).toBe(1);
+  // a run stopped before its adapter started may have written no folder
+  const finishedFolders = finishedRuns.map((runId) => runFiles(runId, null).runDir).filter((dir) => existsSync(dir));
+  expect(finishedFolders.length).toBeGreaterThan(0);
+
+  await ageEverything();
+  const removed = await pass();
+
+  expect(removed).toMatchObject({ holdMembers: expect.any(Number), resumeClaims: 1 });
+  expect(removed.runs).toBeGreaterThanOrEqual(finishedRuns.length);
+  // a run stopped in its prepare step never got a token
+  expect(removed.runTokens).toBeGreaterThan(0);
+  expect(removed.activityLog).toBeGreaterThan(0);
+  expect(await db.run.count({ where: { id: { in: finishedRuns } } })).toBe(0);
+  expect(await db.apiToken.count({ where: { runId: { in: finishedRuns } } })).toBe(0);
+  for (const folder of finishedFolders) expect(existsSync(folder)).toBe(false);
+  // the released hold keeps its row: a second release is still refused as not active
+  expect(await db.treeHoldMember.count({ where: { holdId: releasedHold.id } })).toBe(0);
+  expect(await db.resumeClaim.count({ where: { holdId: releasedHold.id } })).toBe(0);
+  const again = await h.request(
+    'POST',
+    `/api/issues/${released.issueId}/tree-holds/${releasedHold.id}/release`,
+    c.token,
+    {},
+  );
+  expect(again.status).toBe(409);
+
+  // live: the running run with its folder, token and log; the active hold and the run it interrupted
+  expect(await db.run.findUnique({ where: { id: live.id } })).toMatchObject({ status: 'running' });
+  expect(existsSync(runFiles(live.id, null).runDir)).toBe(true);
+  expect(await db.apiToken.count({ where: { runId: live.id } })).toBe(1);
+  expect(await db.treeHoldMember.count({ where: { holdId: activeHold.id } })).toBeGreaterThan(0);
+  expect(await db.run.count({ where: { id: activeHoldRun } })).toBe(1);
+  expect(existsSync(runFiles(activeHoldRun, null).runDir)).toBe(true);
+  // the active watchdog's current review run and its keyed wake
+  const reviewRun = runIdOf(watched.reviewRunWorkflowId);
+  expect(await db.run.count({ where: { id: reviewRun } })).toBe(1);
+  expect(await db.wakeRequest.count({ where: { runId: reviewRun } })).toBe(1);
+  const watchdog = await h.services.client.workflow.getHandle(workflowId.taskWatchdog(watched.issueId)).describe();
+  expect(watchdog.status.name).toBe('RUNNING');
+
+  const second = await pass();
+  expect(Object.values(second).every((count) => count === 0)).toBe(true);
+});
+
+test('zero days: a replayed wake key is still idempotent, and a just-released hold keeps its claims', async () => {
+  const c = await seedCompany(h, 'Zero Days Co');
+  h.services.config.TREEWARDEN_RETENTION_DAYS = 0;
+  try {
+    const agent = await c.agent();
+    const issue = await c.issue({ title: 'keyed wake', assigneeAgentId: agent.id, status: 'todo' });
+    const wake = () => h.request('POST', `/api/issues/${issue.id}/wake`, c.token, { idempotencyKey: 'nightly-1' });
+    expect((await wake()).status).toBe(202);
+    const first = await eventually('the keyed run finished', () =>
+      h.services.db.run.findFirst({ where: { issueId: issue.id, status: 'succeeded' } }),
+    );
+    const released = await holdInterruptsRun(h, c, { release: true });
+    const hold = await h.services.db.treeHold.findFirstOrThrow({ where: { rootIssueId: released.issueId } });
+
+    const removed = await pass();
+
+    expect(removed.runs).toBeGreaterThan(0);
+    // the run is gone, its wake and key are not: the replay names the same wake and starts nothing
+    expect(await h.services.db.run.count({ where: { id: first.id } })).toBe(0);
+    const replay = await wake();
+    // 200, not 202: the key named the existing wake, which is not queued any more
+    const keyed = await h.services.db.wakeRequest.findFirstOrThrow({ where: { issueId: issue.id } });
+    expect(replay).toMatchObject({ status: 200, body: { id: keyed.id, runId: first.id, outcome: 'not_queued' } });
+    expect(await h.services.db.wakeRequest.count({ where: { issueId: issue.id } })).toBe(1);
+    expect(await h.services.db.run.count({ where: { issueId: issue.id } })).toBe(0);
+    // released minutes ago: its workflow could still retry owed resumes with these claims
+    expect(await h.services.db.resumeClaim.count({ where: { holdId: hold.id } })).toBe(1);
+    expect(await h.services.db.treeHoldMember.count({ where: { holdId: hold.id } })).toBeGreaterThan(0);
+    expect(await h.services.db.run.count({ where: { id: runIdOf(released.stoppedRunWorkflowId) } })).toBe(1);
+  } finally {
+    h.services.config.TREEWARDEN_RETENTION_DAYS = 30;
+  }
+});

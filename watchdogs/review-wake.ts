@@ -1,0 +1,152 @@
+/**
+ * A new stop in review mode: one review task (reused) and one wake for the fingerprint, whose server-written
+ * directive tells the review run what stopped and, per blocked leaf, what its exit is.
+ */
+import type { Tx } from '../db/prisma';
+import { logSystemActivity } from '../db/activity-log';
+import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
+import {
+  leafDigests,
+  WATCHDOG_ALLOWED_OPERATIONS,
+  WATCHDOG_DEFAULT_MANDATE,
+  WATCHDOG_DENIED_OPERATIONS,
+  type Classification,
+  type WatchdogMode,
+} from '../domain/watchdog';
+import type { Deps } from '../runtime/deps';
+import { createWake, dispatchWake } from '../runs/wakes';
+import { blockedLeafExits } from './blocked-leaves';
+
+/** The audit record (and, through it, the `watchdog_stopped` notification) of a new stop. */
+export function logStopTriggered(
+  tx: Tx,
+  watchdog: { id: string; companyId: string; issueId: string },
+  result: Classification,
+  how: { mode: WatchdogMode; reviewIssueId: string | null; wakeRequestId?: string },
+) {
+  return logSystemActivity(tx, watchdog.companyId, {
+    action: 'issue.task_watchdog_triggered',
+    entityType: 'issue',
+    entityId: watchdog.issueId,
+    details: {
+      source: 'task_watchdogs.evaluate',
+      watchdogId: watchdog.id,
+      stopFingerprint: result.fingerprint,
+      stoppedLeaves: result.stoppedLeaves.map((l) => l.id),
+      ...how,
+    },
+  });
+}
+
+/**
+ * The review run is live while its wake is queued or a run on the review task is queued, running
+ * or waiting to retry. Seed 000: only one review is ever live, so a new stop waits for it to end.
+ */
+async function reviewRunLive(tx: Tx, reviewIssueId: string | null): Promise<boolean> {
+  if (!reviewIssueId) return false;
+  const [runs, wakes] = await Promise.all([
+    tx.run.count({ where: { issueId: reviewIssueId, status: { in: ['queued', 'running', 'scheduled_retry'] } } }),
+    tx.wakeRequest.count({ where: { issueId: reviewIssueId, status: 'queued' } }),
+  ]);
+  return runs + wakes > 0;
+}
+
+type TriggerOutcome = { kind: 'review_running' } | { kind: 'triggered'; woke: boolean; reviewIssueId: string };
+
+export async function triggerReview(deps: Deps, watchdogId: string, result: Classification): Promise<TriggerOutcome> {
+  const fingerprint = result.fingerprint!;
+  const outcome = await deps.db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
+    const watchdog = await tx.watchdog.findUniqueOrThrow({
+      where: { id: watchdogId },
+      include: { issue: true, reviewIssue: true },
+    });
+    // Under the watchdog's lock, so no two evaluations can both see "no review live".
+    if (await reviewRunLive(tx, watchdog.reviewIssueId)) return null;
+    const reviewIssue = await ensureReviewIssue(tx, watchdog);
+    const directive = {
+      taskWatchdog: {
+        watchdogId,
+        watchedIssueId: watchdog.issueId,
+        reviewIssueId: reviewIssue.id,
+        fingerprint,
+        stoppedLeaves: result.stoppedLeaves,
+        blockedLeaves: await blockedLeafExits(tx, result.stoppedLeaves),
+        mandate: WATCHDOG_DEFAULT_MANDATE,
+        instructions: watchdog.instructions,
+        capabilities: {
+          watchedRootIssueId: watchdog.issueId,
+          reviewIssueId: reviewIssue.id,
+          excludedOriginKinds: [TASK_WATCHDOG_ORIGIN],
+          allowed: WATCHDOG_ALLOWED_OPERATIONS,
+          denied: WATCHDOG_DENIED_OPERATIONS,
+        },
+      },
+    };
+    const wake = await createWake(tx, {
+      companyId: watchdog.companyId,
+      agentId: watchdog.agentId,
+      issueId: reviewIssue.id,
+      reason: 'task_watchdog_stopped_subtree',
+      directive,
+      review: { watchdogId, fingerprint },
+      idempotencyKey: `task_watchdog:${watchdogId}:${fingerprint}`,
+    });
+    if (wake.created) {
+      await tx.watchdog.update({
+        where: { id: watchdogId },
+        data: {
+          pendingReviewFingerprint: fingerprint,
+          pendingReviewLeafDigests: leafDigests(result.stoppedLeaves, {
+            agentId: watchdog.agentId,
+            instructions: watchdog.instructions,
+          }),
+          triggerCount: { increment: 1 },
+          lastTriggeredAt: new Date(),
+        },
+      });
+      await logStopTriggered(tx, watchdog, result, {
+        mode: 'review',
+        reviewIssueId: reviewIssue.id,
+        wakeRequestId: wake.wake.id,
+      });
+    }
+    return { wakeId: wake.wake.id, created: wake.created, reviewIssueId: reviewIssue.id };
+  });
+  if (!outcome) return { kind: 'review_running' };
+  const wake = await deps.db.wakeRequest.findUniqueOrThrow({ where: { id: outcome.wakeId } });
+  if (wake.status === 'queued') await dispatchWake(deps, outcome.wakeId);
+  return { kind: 'triggered', woke: outcome.created, reviewIssueId: outcome.reviewIssueId };
+}
+
+/** Exactly one live review task per watched issue: reuse it, reopen it to todo when terminal. */
+async function ensureReviewIssue(
+  tx: Tx,
+  watchdog: {
+    id: string;
+    companyId: string;
+    issueId: string;
+    agentId: string;
+    issue: { title: string };
+    reviewIssue: { id: string; status: string; assigneeAgentId: string | null } | null;
+  },
+) {
+  const review = watchdog.reviewIssue;
+  if (review) {
+    if (review.status === 'todo' && review.assigneeAgentId === watchdog.agentId) return review;
+    return tx.issue.update({ where: { id: review.id }, data: { status: 'todo', assigneeAgentId: watchdog.agentId } });
+  }
+  const created = await tx.issue.create({
+    data: {
+      companyId: watchdog.companyId,
+      parentId: watchdog.issueId,
+      title: `Watchdog review: ${watchdog.issue.title}`,
+      status: 'todo',
+      assigneeAgentId: watchdog.agentId,
+      originKind: TASK_WATCHDOG_ORIGIN,
+      originId: watchdog.issueId,
+    },
+  });
+  await tx.watchdog.update({ where: { id: watchdog.id }, data: { reviewIssueId: created.id } });
+  return created;
+}
