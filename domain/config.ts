@@ -78,11 +78,10 @@ const schema = z.object({
    * so) and fans out when one finishes. Keeps one company's storm of releases from taking every worker slot
    */
   TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS: positiveCount.default(4),
-  /**
-   * the activities one worker runs at once on the shared queue (the SDK's activity slots, 100 by default): every
-   * running agent holds one for its whole run, so this is also how many agents a worker runs
-   */
+  /** the short activities one worker runs at once on the shared queue (the SDK's activity slots, 100 by default) */
   TREEWARDEN_WORKER_MAX_ACTIVITIES: positiveCount.default(100),
+  /** the agents one worker runs at once: each holds a slot of the agents' queue for its whole run */
+  TREEWARDEN_WORKER_MAX_AGENT_RUNS: positiveCount.default(100),
   /** the workflow tasks one worker runs at once (the SDK's workflow task slots, 40 by default; at least 2) */
   TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS: z.coerce.number().int().min(2).default(40),
   /** a release's resumes whose wakes failed are retried this often (backoff 1 s doubling to 5 min), then given up */

@@ -9,11 +9,14 @@ import type { Priority } from '@temporalio/common';
 
 /** The kinds of work that go in a different order, first to last. */
 export const TASK_PRIORITY = {
-  /** stopping a run's processes and settling it: frees a host and a company's cap, and an operator waits for it */
+  /**
+   * stopping a run's processes and settling it, and a hold's workflow (its pause and its release): frees a host and a
+   * company's cap, and an operator waits for it, however long the backlog of runs it brakes
+   */
   stop: 1,
   /** a watchdog's evaluation: short, and it decides which review runs to start */
   evaluation: 2,
-  /** an agent run, a background job, a hold's pause and release, a resolved blocker's resume: the default */
+  /** an agent run, a background job, a resolved blocker's resume: the default */
   run: 3,
   /** a webhook delivery: nobody inside treewarden waits for it */
   delivery: 4,

@@ -209,7 +209,9 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
           typedSearchAttributes: attributes('tree_hold', hold.companyId, hold.rootIssueId, 'applying'),
           memo: { issueTitle: hold.title },
           staticSummary: `Tree hold on "${hold.title}"`,
-          ...fairly(hold.companyId, 'run'),
+          // an operator's brake goes ahead of the work it brakes: the pause, the release and its fan-out (the runs it
+          // resumes run at run priority)
+          ...fairly(hold.companyId, 'stop'),
         })
         .catch((error: unknown) => {
           if (error instanceof WorkflowExecutionAlreadyStartedError)

@@ -26,7 +26,7 @@ beforeAll(async () => {
   );
   connection = await NativeConnection.connect({ address: testStack().temporalAddress });
   worker = await createWorker(h.services, { connection, workflowBundle: await workflowBundle() });
-  polling = Promise.all([worker.shared.run(), worker.host.run()]);
+  polling = Promise.all([worker.shared.run(), worker.agents.run(), worker.host.run()]);
 });
 afterAll(async () => {
   worker?.shutdown();

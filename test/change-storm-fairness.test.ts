@@ -43,7 +43,7 @@ async function pollingWorker() {
     workflowBundle: await workflowBundle(),
     maxCachedWorkflows: 0,
   });
-  const polling = Promise.all([worker.shared.run(), worker.host.run()]);
+  const polling = Promise.all([worker.shared.run(), worker.agents.run(), worker.host.run()]);
   return {
     async stop() {
       worker.shutdown();

@@ -1,6 +1,6 @@
 /**
  * @module Fairness between companies (issue 30, item 4): while company A's release has its resumed runs backlogged
- * in the shared task queue (more agents than the worker has activity slots), company B's single wake starts its
+ * in the agents' task queue (more agents than the worker has agent slots), company B's single wake starts its
  * agent before half of A's backlog has. An ordering from the recorded start times of the agents' processes
  * (`processStartTime`, the kernel's clock ticks after boot: one clock for every run on this host), not a timing
  * assertion. A's agents wait for a gate, so the backlog stands however fast the release fans out; B's wake joins it,
@@ -14,10 +14,10 @@ import { workflowId } from '../domain/ids';
 import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 import { closedGate, type Gate } from './support/gate';
 
-/** The worker's activity slots: that many of A's agents run, the rest of A's resumes queue. */
-const ACTIVITY_SLOTS = 10;
+/** The worker's agent slots: that many of A's agents run, the rest of A's resumes queue. */
+const AGENT_SLOTS = 10;
 /** Ten times the slots: the backlog that queues is nine tenths of A's release. */
-const MEMBERS = 10 * ACTIVITY_SLOTS;
+const MEMBERS = 10 * AGENT_SLOTS;
 /**
  * How long each of A's agents runs once the gate opens: the slots turn over this often, so the A agents that start
  * while B's run goes from its claim to its execution (one workflow task) are a few slots' worth, not the backlog.
@@ -33,7 +33,7 @@ beforeAll(async () => {
   // isolates the queue's fairness
   h = await startHarness({
     TREEWARDEN_COMPANY_MAX_RUNNING_RUNS: String(MEMBERS * 2),
-    TREEWARDEN_WORKER_MAX_ACTIVITIES: String(ACTIVITY_SLOTS),
+    TREEWARDEN_WORKER_MAX_AGENT_RUNS: String(AGENT_SLOTS),
   });
   pool = new pg.Pool({ connectionString: h.services.config.DATABASE_URL, max: 2 });
 });
@@ -47,7 +47,7 @@ const agentStart = (run: { processStartTime: string | null }) => BigInt(run.proc
 
 test("company B's single wake starts its agent before half of company A's backlogged resumes have", async () => {
   const a = await seedCompany(h, 'Releasing');
-  // each resumed agent holds its activity slot until the gate opens: the slots fill, the rest of A's resumes queue
+  // each resumed agent holds its agent slot until the gate opens: the slots fill, the rest of A's resumes queue
   const agentA = await a.agent(gate.agent(A_AGENT_SECONDS));
   const hold = await startInterruptedHold(h, pool, a.companyId, agentA.id, MEMBERS);
   const b = await seedCompany(h, 'Waking');
@@ -70,19 +70,20 @@ test("company B's single wake starts its agent before half of company A's backlo
   // the worker's slots are full of A's agents and the rest of A's resumes wait in the queue
   await eventually(
     'the worker busy with A',
-    async () => (await notStarted()).length <= MEMBERS - ACTIVITY_SLOTS,
+    async () => (await notStarted()).length <= MEMBERS - AGENT_SLOTS,
     300_000,
   );
 
   const wake = await h.request('POST', `/api/issues/${issueB.id}/wake`, b.token, {});
   expect(wake.status).toBe(202);
-  // B's first task (its claim) is in the queue behind A's backlog before the slots free
-  await eventually("B's claim queued", async () => {
+  // B's agent is in the agents' queue behind A's backlog before the slots free
+  await eventually("B's agent queued", async () => {
     const described = await h.services.client.workflow.getHandle(workflowId.agentRun(wake.body.runId)).describe();
-    return (described.raw.pendingActivities ?? []).length > 0 ? true : null;
+    const pending = described.raw.pendingActivities ?? [];
+    return pending.some((activity) => activity.activityType?.name === 'executeRun') ? true : null;
   });
   const backlog = new Set((await notStarted()).map((run) => run.id));
-  expect(backlog.size).toBeGreaterThanOrEqual(MEMBERS - ACTIVITY_SLOTS);
+  expect(backlog.size).toBeGreaterThanOrEqual(MEMBERS - AGENT_SLOTS);
   await gate.open();
 
   const runB = await settled(h, wake.body.runId, 300_000);

@@ -1,10 +1,10 @@
 /**
- * Builds a treewarden worker: every workflow type and every activity on the shared task queue, and
- * the same activities on this host's queue, where the activities that read or signal a run's
- * processes are scheduled (domain/task-queue.ts).
+ * Builds a treewarden worker: every workflow type and every activity on the shared task queue, the agents'
+ * activities on the agents' queue, and the same activities on this host's queue, where the activities that read
+ * or signal a run's processes are scheduled (domain/task-queue.ts).
  */
 import { NativeConnection, Worker, type State, type WorkflowBundle } from '@temporalio/worker';
-import { hostQueue } from '../domain/task-queue';
+import { agentQueue, hostQueue } from '../domain/task-queue';
 import { createActivities } from '../activities';
 import type { Deps } from '../runtime/deps';
 import type { Metrics } from './metrics';
@@ -23,73 +23,81 @@ export interface WorkerOptions {
   metrics?: Metrics;
 }
 
-/** The two pollers of one worker process, run and stopped as one. */
+/** The three pollers of one worker process, run and stopped as one. */
 export interface TreewardenWorker {
-  /** the shared task queue: every workflow and activity */
+  /** the shared task queue: every workflow and the short activities */
   shared: Worker;
+  /** `<task queue>-agents`: the agents' own activities, with their own slots (domain/task-queue.ts) */
+  agents: Worker;
   /** `<task queue>-host:<hostId>`: only this host's workers poll it */
   host: Worker;
   options: Worker['options'];
-  /** RUNNING only while both poll */
+  /** RUNNING only while all three poll */
   getState(): State;
   getStatus(): ReturnType<Worker['getStatus']>;
-  /** resolves when both have stopped; when one stops (or fails) the other is shut down too */
+  /** resolves when all have stopped; when one stops (or fails) the others are shut down too */
   run(): Promise<void>;
   shutdown(): void;
 }
 
 export async function createWorker(deps: Deps, options: WorkerOptions): Promise<TreewardenWorker> {
+  const config = deps.config;
+  const activityWorker = (taskQueue: string, maxConcurrentActivityTaskExecutions?: number) =>
+    Worker.create({
+      connection: options.connection,
+      namespace: deps.temporal.namespace,
+      taskQueue,
+      activities: createActivities(deps),
+      ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
+      ...(maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions } : {}),
+      // in-flight activities (a run's process, a release fan-out, a verified stop) get time to finish on SIGTERM
+      shutdownGraceTime: config.TREEWARDEN_SHUTDOWN_GRACE_MS,
+    });
   const shared = await Worker.create({
     connection: options.connection,
     namespace: deps.temporal.namespace,
-    taskQueue: deps.config.TREEWARDEN_TASK_QUEUE,
+    taskQueue: config.TREEWARDEN_TASK_QUEUE,
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('../workflows') }),
     activities: createActivities(deps),
     ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
     ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
-    maxConcurrentActivityTaskExecutions: deps.config.TREEWARDEN_WORKER_MAX_ACTIVITIES,
-    maxConcurrentWorkflowTaskExecutions: deps.config.TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS,
-    // in-flight activities (a run's process, a release fan-out) get time to finish on SIGTERM
-    shutdownGraceTime: deps.config.TREEWARDEN_SHUTDOWN_GRACE_MS,
+    maxConcurrentActivityTaskExecutions: config.TREEWARDEN_WORKER_MAX_ACTIVITIES,
+    maxConcurrentWorkflowTaskExecutions: config.TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS,
+    shutdownGraceTime: config.TREEWARDEN_SHUTDOWN_GRACE_MS,
   });
-  const host = await Worker.create({
-    connection: options.connection,
-    namespace: deps.temporal.namespace,
-    taskQueue: hostQueue(deps.config.TREEWARDEN_TASK_QUEUE, deps.hostId),
-    activities: createActivities(deps),
-    ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
-    // a verified stop in flight finishes before the process exits
-    shutdownGraceTime: deps.config.TREEWARDEN_SHUTDOWN_GRACE_MS,
-  });
+  const agents = await activityWorker(
+    agentQueue(config.TREEWARDEN_TASK_QUEUE),
+    config.TREEWARDEN_WORKER_MAX_AGENT_RUNS,
+  );
+  const host = await activityWorker(hostQueue(config.TREEWARDEN_TASK_QUEUE, deps.hostId));
+  const all = [shared, agents, host];
   options.metrics?.observeWorkflowCache(() => shared.getStatus().numCachedWorkflows);
-  const stop = (worker: Worker) => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
+  const shutdown = () => {
+    for (const worker of all) if (worker.getState() === 'RUNNING') worker.shutdown();
   };
   return {
     shared,
+    agents,
     host,
     options: shared.options,
-    getState: () => (shared.getState() !== 'RUNNING' ? shared.getState() : host.getState()),
+    getState: () => all.find((worker) => worker.getState() !== 'RUNNING')?.getState() ?? 'RUNNING',
     getStatus: () => shared.getStatus(),
     async run() {
       // recorded notifications get their delivery workflows, and recorded changes reach their watchdogs, while
       // this worker polls
       const dispatchers = [
-        startDeliveryDispatcher(deps, deps.config.TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS),
-        startChangeDispatcher(deps, deps.config.TREEWARDEN_CHANGE_DISPATCH_RETRY_MS),
+        startDeliveryDispatcher(deps, config.TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS),
+        startChangeDispatcher(deps, config.TREEWARDEN_CHANGE_DISPATCH_RETRY_MS),
       ];
       try {
-        await Promise.all([shared.run().finally(() => stop(host)), host.run().finally(() => stop(shared))]);
+        await Promise.all(all.map((worker) => worker.run().finally(shutdown)));
       } finally {
         await Promise.all(dispatchers.map((d) => d.stop()));
       }
     },
-    shutdown() {
-      stop(shared);
-      stop(host);
-    },
+    shutdown,
   };
 }
 

@@ -13,7 +13,7 @@ import { registerSearchAttributes } from '../temporal/search-attributes';
 import { createWorker, recoverWorkflowsOncePerFleet } from './create-worker';
 import { startMetricsServer } from './metrics-server';
 import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } from '../runtime/services';
-import { hostQueue } from '../domain/task-queue';
+import { agentQueue, hostQueue } from '../domain/task-queue';
 import { reapOrphans } from '../runs/orphans';
 import { registerPostmortemMetrics } from '../postmortem/postmortem-metrics';
 import { coreMetricsAddress } from './core-metrics';
@@ -81,6 +81,7 @@ async function main() {
     {
       taskQueue: config.TREEWARDEN_TASK_QUEUE,
       hostId: services.hostId,
+      agentQueue: agentQueue(config.TREEWARDEN_TASK_QUEUE),
       hostQueue: hostQueue(config.TREEWARDEN_TASK_QUEUE, services.hostId),
       containment: services.containment,
       retentionSchedule,

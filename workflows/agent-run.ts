@@ -5,9 +5,11 @@ import {
   proxyActivities,
   setCurrentDetails,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { StateKey } from '../domain/search-attributes';
+import { agentQueue } from '../domain/task-queue';
 import type { RunStatus } from '../domain/statuses';
 import {
   DEFAULT_ADOPTION_WINDOW_MS,
@@ -30,6 +32,9 @@ const adapterActivities = (heartbeatTimeoutMs: number) =>
     retry: { maximumAttempts: 1 },
   });
 
+/** Runs whose agent started before the agents' queue existed ran it on the shared queue, as they did. */
+export const AGENT_QUEUE_PATCH = 'agents-on-their-own-queue';
+
 /** How an agent run's workflow ended: the run's settled status, or `not_started` when it was no longer queued. */
 export type AgentRunResult = RunStatus | 'not_started';
 
@@ -51,9 +56,9 @@ export async function agentRunWorkflow(input: RunWorkflowInput): Promise<AgentRu
     setCurrentDetails('running: the agent executes through its adapter');
     let outcome;
     try {
-      outcome = await adapter.executeRun.executeWithOptions({ summary: 'Execute the agent through its adapter' }, [
-        runId,
-      ]);
+      const summary = 'Execute the agent through its adapter';
+      const queue = patched(AGENT_QUEUE_PATCH) ? { taskQueue: agentQueue(workflowInfo().taskQueue) } : {};
+      outcome = await adapter.executeRun.executeWithOptions({ summary, ...queue }, [runId]);
     } catch (error) {
       if (!mayStillRun(error) || !patched(ADOPTION_PATCH)) throw error;
       const windowMs = input.adoptionWindowMs ?? DEFAULT_ADOPTION_WINDOW_MS;
