@@ -42,30 +42,30 @@ export interface TreewardenWorker {
 
 export async function createWorker(deps: Deps, options: WorkerOptions): Promise<TreewardenWorker> {
   const config = deps.config;
-  const activityWorker = (taskQueue: string, maxConcurrentActivityTaskExecutions?: number) =>
-    Worker.create({
-      connection: options.connection,
-      namespace: deps.temporal.namespace,
-      taskQueue,
-      activities: createActivities(deps),
-      ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
-      ...(maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions } : {}),
-      // in-flight activities (a run's process, a release fan-out, a verified stop) get time to finish on SIGTERM
-      shutdownGraceTime: config.TREEWARDEN_SHUTDOWN_GRACE_MS,
-    });
-  const shared = await Worker.create({
+  // every poller: the same connection, activities and metrics; in-flight activities (a run's process, a release
+  // fan-out, a verified stop) get time to finish on SIGTERM
+  const base = {
     connection: options.connection,
     namespace: deps.temporal.namespace,
+    activities: createActivities(deps),
+    ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
+    shutdownGraceTime: config.TREEWARDEN_SHUTDOWN_GRACE_MS,
+  };
+  const activityWorker = (taskQueue: string, maxConcurrentActivityTaskExecutions?: number) =>
+    Worker.create({
+      ...base,
+      taskQueue,
+      ...(maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions } : {}),
+    });
+  const shared = await Worker.create({
+    ...base,
     taskQueue: config.TREEWARDEN_TASK_QUEUE,
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities(deps),
-    ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
     ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     maxConcurrentActivityTaskExecutions: config.TREEWARDEN_WORKER_MAX_ACTIVITIES,
     maxConcurrentWorkflowTaskExecutions: config.TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS,
-    shutdownGraceTime: config.TREEWARDEN_SHUTDOWN_GRACE_MS,
   });
   const agents = await activityWorker(
     agentQueue(config.TREEWARDEN_TASK_QUEUE),
