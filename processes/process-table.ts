@@ -1,8 +1,8 @@
 /**
  * Structured process identity from /proc: a process belongs to a run or job when it sits in its
  * cgroup (processes/cgroups.ts) or, where the host has none, carries the owner token in its environment
- * or sits in the recorded process group. Command lines are shown, never matched, and the supervisor and its ancestors are
- * never candidates, so an inspection can never find itself. Reading /proc spawns nothing.
+ * or sits in the recorded process group. Command lines are shown, never matched, and the supervisor and
+ * its ancestors are never candidates, so an inspection can never find itself. Reading /proc spawns nothing.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import type { ProcessInfo } from '../domain/host-probe';

@@ -68,11 +68,7 @@ test("company B's single wake starts its agent before half of company A's backlo
   const notStarted = async () =>
     h.services.db.run.findMany({ where: { id: { in: resumedIds }, processStartTime: null }, select: { id: true } });
   // the worker's slots are full of A's agents and the rest of A's resumes wait in the queue
-  await eventually(
-    'the worker busy with A',
-    async () => (await notStarted()).length <= MEMBERS - AGENT_SLOTS,
-    300_000,
-  );
+  await eventually('the worker busy with A', async () => (await notStarted()).length <= MEMBERS - AGENT_SLOTS, 300_000);
 
   const wake = await h.request('POST', `/api/issues/${issueB.id}/wake`, b.token, {});
   expect(wake.status).toBe(202);
