@@ -1,4 +1,5 @@
 /** Orchestrator on a real Temporal client: readable ids, search attributes, memo, summaries. */
+import { randomUUID } from 'node:crypto';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
@@ -21,6 +22,7 @@ import {
   type SubtreeChange,
 } from '../workflows/definitions';
 import { coalescePerKey } from './coalesce';
+import { sendUntilProcessed } from './unprocessed-update';
 import type { Orchestrator, WatchdogStart } from './orchestrator';
 
 /** A company's workflow in the shared queue: its fairness key and priority, and the UI's line that says so. */
@@ -218,12 +220,17 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
             return client.workflow.getHandle(workflowId.treeHold(hold.holdId));
           throw error;
         });
-      return handle.executeUpdate(awaitPauseAppliedUpdate);
+      return sendUntilProcessed(randomUUID(), (updateId) =>
+        handle.executeUpdate(awaitPauseAppliedUpdate, { updateId }),
+      );
     },
     async releaseHold({ holdId, ...release }) {
       try {
         const handle = client.workflow.getHandle(workflowId.treeHold(holdId));
-        return await handle.executeUpdate(releaseHoldUpdate, { args: [release], updateId: release.releaseId });
+        // the release id stays the one the database's compare-and-set is tagged with: an unread update never ran
+        return await sendUntilProcessed(release.releaseId, (updateId) =>
+          handle.executeUpdate(releaseHoldUpdate, { args: [release], updateId }),
+        );
       } catch (error) {
         // the validator's refusal, or a workflow that completed after its release
         if (error instanceof WorkflowUpdateFailedError && isHoldNotActive(error.cause)) throw error.cause;
