@@ -56,8 +56,8 @@ type Company = Awaited<ReturnType<typeof seedCompany>>;
 const findings = (runId: string, verdict: string) => h.services.db.finding.findMany({ where: { runId, verdict } });
 /** Every live worker of this file, by the host it runs on. */
 const liveWorkers = new Map<HostWorker, SimulatedHost>();
-async function startWorker(host: SimulatedHost): Promise<HostWorker> {
-  const worker = await host.startWorker(h.env);
+async function startWorker(host: SimulatedHost, env: Record<string, string> = {}): Promise<HostWorker> {
+  const worker = await host.startWorker({ ...h.env, ...env });
   liveWorkers.set(worker, host);
   void worker.exited.then(() => liveWorkers.delete(worker));
   return worker;
@@ -280,12 +280,16 @@ describe('two workers starting on one host', () => {
 describe('a pause across runs on two hosts', () => {
   test('stops each run on its own host, each verified clean; the release resumes each exactly once', async () => {
     const c = await seedCompany(h, 'Paused fleet');
-    const workers = [await startWorker(hostA), await startWorker(hostB)];
+    // one worker per host with one agent slot each: the first run takes one host's slot, so the second runs on the
+    // other (matching alone may hand a burst of runs to the poller that just took one)
+    for (const [worker, host] of [...liveWorkers]) await host.stopWorker(worker);
+    const oneAgentSlot = { TREEWARDEN_WORKER_MAX_AGENT_RUNS: '1' };
+    const workers = [await startWorker(hostA, oneAgentSlot), await startWorker(hostB, oneAgentSlot)];
     const parent = await c.issue({ title: 'a subtree on two hosts' });
-    // matching spreads runs over the two hosts' pollers: wake until each host runs one (bounded)
-    const runs: Awaited<ReturnType<typeof liveRun>>[] = [];
-    for (let i = 0; i < 10 && new Set(runs.map((r) => r.hostId)).size < 2; i++)
-      runs.push(await liveRun(c, `step ${i}`, { parentId: parent.id, preparing: true }));
+    const runs = [
+      await liveRun(c, 'step 1', { parentId: parent.id, preparing: true }),
+      await liveRun(c, 'step 2', { parentId: parent.id, preparing: true }),
+    ];
     expect(new Set(runs.map((r) => r.hostId))).toEqual(new Set(workers.map((w) => w.hostId)));
 
     const pause = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
@@ -325,6 +329,8 @@ describe('a pause across runs on two hosts', () => {
       expect(resumed).toHaveLength(1);
       expect((await settled(h, resumed[0].id, SETTLE_MS)).status).toBe('succeeded');
     }
+    // the next trials need agent slots to spare
+    for (const [worker, host] of [...liveWorkers]) await host.stopWorker(worker);
   });
 });
 
