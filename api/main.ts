@@ -3,10 +3,13 @@ import { parseConfig } from '../domain/config';
 import { loadTemporalTarget } from '../temporal/connection';
 import { connectServices, createLogger, exitAfterGraceOnSignal } from '../runtime/services';
 import { buildApi } from './server';
+import { startTracing } from '../runtime/tracing';
 
 async function main() {
   const config = parseConfig(process.env);
   const log = createLogger(config, 'treewarden-api');
+  // before the app exists: Fastify's instrumentation attaches to each app as it is created
+  const tracing = startTracing('treewarden-api');
   const services = await connectServices(config, loadTemporalTarget(process.env), log);
   const app = buildApi(services, {
     healthChecks: [async () => void (await services.connection.workflowService.getSystemInfo({}))],
@@ -15,6 +18,7 @@ async function main() {
   const stop = async () => {
     await app.close();
     await services.close();
+    await tracing.shutdown();
     process.exit(0);
   };
   exitAfterGraceOnSignal(config.TREEWARDEN_SHUTDOWN_GRACE_MS, log);

@@ -1,5 +1,6 @@
 /** Wires config, database, Temporal client and orchestrator into the Deps every layer shares. */
 import { Client, type Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import pino, { type Logger } from 'pino';
 import { createPrisma, dbTimeoutsOf } from '../db/prisma';
 import type { Config } from '../domain/config';
@@ -39,7 +40,12 @@ export function createLogger(
 export async function connectServices(config: Config, temporal: TemporalTarget, log: Logger): Promise<Services> {
   const db = createPrisma(config.DATABASE_URL, dbTimeoutsOf(config), config.TREEWARDEN_DB_POOL_MAX);
   const connection = await connectClient(temporal);
-  const client = new Client({ connection, namespace: temporal.namespace });
+  // a start, signal or update carries the caller's trace context to the workflow (runtime/tracing.ts)
+  const client = new Client({
+    connection,
+    namespace: temporal.namespace,
+    interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  });
   log.info({ temporal: describeTarget(temporal) }, 'connected to Temporal');
   const orchestrator = createTemporalOrchestrator(client, config);
   return {

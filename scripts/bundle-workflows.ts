@@ -6,13 +6,13 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflows } from '../workers/workflow-code';
 
 async function main() {
   const target = resolve(
     process.env.TREEWARDEN_WORKFLOW_BUNDLE ?? join(process.env.TREEWARDEN_DATA_DIR ?? '.data', 'workflow-bundle.js'),
   );
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') });
+  const { code } = await bundleWorkflows();
   mkdirSync(dirname(target), { recursive: true });
   writeFileSync(target, code);
   process.stdout.write(`workflow bundle written to ${target} (${(code.length / 1024).toFixed(0)} KiB)\n`);

@@ -1,10 +1,12 @@
 /** The cluster check's scenarios, through the HTTP API against two workers on two simulated hosts. */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTreewardenClient, TreewardenApiError, type TreewardenClient } from '../client';
+import { workflowId } from '../domain/ids';
 import { hostQueue } from '../domain/task-queue';
 import { connectClient, type TemporalTarget } from '../temporal/connection';
 import type { SimulatedHost } from '../testing/simulated-hosts';
@@ -20,7 +22,7 @@ export async function runScenario(
   taskQueue: string,
   workers: Proc[],
   hosts: SimulatedHost[],
-): Promise<void> {
+): Promise<{ watchdogWorkflowId: string }> {
   // Both workers poll the one task queue (scaling out is just more of them), and each its own host's queue.
   const hostIds = workers.map(hostIdOf);
   check(new Set(hostIds).size === 2, 'the two workers are on two hosts', hostIds);
@@ -55,12 +57,13 @@ export async function runScenario(
   const company = await admin.createCompany({ name: 'Cluster Check Co' });
   const board = createTreewardenClient({ baseUrl: apiUrl, token: company.boardToken });
   say(`company ${company.id} created`);
-  await watchdogScenario(board, company.id);
+  const watchedIssueId = await watchdogScenario(board, company.id);
   await holdScenario(board, company.id);
+  return { watchdogWorkflowId: workflowId.taskWatchdog(watchedIssueId) };
 }
 
 /** A watched subtree at rest: the watchdog wakes its noop agent exactly once; bookkeeping writes do not re-arm it. */
-async function watchdogScenario(board: TreewardenClient, companyId: string): Promise<void> {
+async function watchdogScenario(board: TreewardenClient, companyId: string): Promise<string> {
   const watcher = await board.createAgent(companyId, { name: 'reviewer', adapter: { type: 'noop' } });
   const root = await board.createIssue(companyId, { title: 'ship the cluster profile' });
   const leaf = await board.createIssue(companyId, { title: 'write the check', parentId: root.id, status: 'done' });
@@ -101,6 +104,7 @@ async function watchdogScenario(board: TreewardenClient, companyId: string): Pro
     runs[0],
   );
   say(`last evaluation after the comment: ${after.lastEvaluation?.state}`);
+  return root.id;
 }
 
 /** A pause stops the running run; the release resumes it exactly once; a second release is refused. */
@@ -172,4 +176,31 @@ async function holdScenario(board: TreewardenClient, companyId: string): Promise
   await sleep(2_000); // room for a duplicate to show up
   const resumedRuns = (await board.listRuns(child.id)).items.filter((r) => r.wakeReason === 'issue_tree_resumed');
   check(resumedRuns.length === 1, 'the interrupted run was resumed exactly once', resumedRuns);
+}
+
+/**
+ * The CLI over the cluster's mTLS, configured by the standard variables alone: with the client certificate it reads
+ * the watchdog's workflow; without it the server refuses the connection and the CLI says which variables decide.
+ */
+export async function cliScenario(env: NodeJS.ProcessEnv, watchdogWorkflowId: string): Promise<void> {
+  const cli = (variables: NodeJS.ProcessEnv) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'cli/index.ts', 'status', watchdogWorkflowId, '--json', '--connect-timeout', '5000'],
+        { cwd: path.join(__dirname, '..'), env: variables, timeout: 60_000 },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+      ),
+    );
+  const served = await cli(env);
+  check(served.code === 0, 'the CLI reads the watchdog workflow over mTLS', served);
+  check(JSON.parse(served.stdout).status === 'RUNNING', 'the watchdog workflow is running', served.stdout);
+  const { TEMPORAL_TLS_CLIENT_CERT_PATH: _cert, TEMPORAL_TLS_CLIENT_KEY_PATH: _key, ...withoutCertificate } = env;
+  const refused = await cli(withoutCertificate);
+  check(
+    refused.code === 1 && refused.stderr.includes('cannot reach Temporal') && refused.stderr.includes('TEMPORAL_TLS_*'),
+    'without the client certificate the connection is refused, naming the TLS variables',
+    refused,
+  );
+  say(`ok: the CLI over mTLS; without the client certificate: ${refused.stderr.trim().split('\n')[0]}`);
 }

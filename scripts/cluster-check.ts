@@ -6,21 +6,24 @@
  *     (scripts/provision/postgres.ts);
  *   - a migrated treewarden database, TWO worker processes (`node --import tsx workers/main.ts`, as deployed) on one
  *     task queue, each on its own simulated host (PID + UTS namespaces, testing/simulated-hosts.ts; needs root)
- *     so each also polls its own host queue, and the API process here, all pointed at the cluster by a profile
- *     of a Temporal config file (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE; read by @temporalio/envconfig);
+ *     so each also polls its own host queue, and the API process here, all pointed at the cluster by the standard
+ *     variables alone (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_*; read by @temporalio/envconfig), over
+ *     mTLS: the server requires a client certificate of a CA made for the check (scripts/provision/cluster-tls.ts);
  *   - through the HTTP API: a watched subtree that comes to rest wakes the watchdog's noop agent exactly once, and a
- *     tree hold pause/release resumes the run it interrupted exactly once;
+ *     tree hold pause/release resumes the run it interrupted exactly once; the CLI reads the watchdog's workflow with
+ *     the client certificate, and without it is refused with a message naming the TLS variables;
  *   - tears everything down, also on failure or Ctrl-C. Exit code 0 only if every assertion held.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflows } from '../workers/workflow-code';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { requireNamespaces, simulatedHost } from '../testing/simulated-hosts';
 import { loadTemporalTarget } from '../temporal/connection';
-import { hostIdOf, runScenario } from './cluster-check-scenarios';
+import { cliScenario, hostIdOf, runScenario } from './cluster-check-scenarios';
+import { makeTestCertificates } from './provision/cluster-tls';
 import {
   cleanups,
   elapsed,
@@ -62,7 +65,9 @@ async function main(): Promise<void> {
   t = Date.now();
   const pg = await resolveTestPostgresAdminUrl((line) => say(line));
   cleanups.push({ what: 'PostgreSQL released', fn: pg.stop });
+  const certificates = makeTestCertificates(path.join(dir, 'certificates'));
   const cluster = await startTemporalCluster({
+    tls: certificates,
     pgAdminUrl: pg.adminUrl,
     databases: { persistence: `tw_cluster_${runId}_temporal`, visibility: `tw_cluster_${runId}_visibility` },
     dir,
@@ -88,25 +93,21 @@ async function main(): Promise<void> {
   // ---- 3. two worker processes and the API, all against the cluster ----
   t = Date.now();
   const bundleFile = path.join(dir, 'workflow-bundle.js');
-  fs.writeFileSync(
-    bundleFile,
-    (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietLogger })).code,
-  );
+  fs.writeFileSync(bundleFile, (await bundleWorkflows(quietLogger)).code);
   const adminToken = `twa_${randomBytes(24).toString('hex')}`;
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const taskQueue = `cluster-check-${runId}`;
-  const temporalConfigFile = path.join(dir, 'temporal.toml');
-  fs.writeFileSync(
-    temporalConfigFile,
-    `[profile.cluster-check]\naddress = "${cluster.address}"\nnamespace = "${cluster.namespace}"\n`,
-  );
   const env: NodeJS.ProcessEnv = {
-    // the profile alone says where Temporal is: no TEMPORAL_* of the caller's overrides it
+    // the standard variables alone say where Temporal is and how to reach it: none of the caller's, no profile
     ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TEMPORAL_'))),
     DATABASE_URL: databaseUrl(pg.adminUrl, twDb),
-    TEMPORAL_CONFIG_FILE: temporalConfigFile,
-    TEMPORAL_PROFILE: 'cluster-check',
+    TEMPORAL_ADDRESS: cluster.address,
+    TEMPORAL_NAMESPACE: cluster.namespace,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: certificates.ca,
+    TEMPORAL_TLS_SERVER_NAME: certificates.serverName,
+    TEMPORAL_TLS_CLIENT_CERT_PATH: certificates.client.cert,
+    TEMPORAL_TLS_CLIENT_KEY_PATH: certificates.client.key,
     TREEWARDEN_TASK_QUEUE: taskQueue,
     TREEWARDEN_ADMIN_TOKEN: adminToken,
     TREEWARDEN_API_PORT: String(apiPort),
@@ -141,7 +142,15 @@ async function main(): Promise<void> {
   times.processes = elapsed(t);
 
   try {
-    await runScenario(apiUrl, adminToken, loadTemporalTarget(env), taskQueue, workers, hosts);
+    const { watchdogWorkflowId } = await runScenario(
+      apiUrl,
+      adminToken,
+      loadTemporalTarget(env),
+      taskQueue,
+      workers,
+      hosts,
+    );
+    await cliScenario(env, watchdogWorkflowId);
   } catch (err) {
     keepDir = true;
     for (const f of [...workers.map((w) => w.logFile), path.join(dir, 'api.log'), cluster.logFile]) {

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { workflowBundle } from '../testing/harness';
+import { UNTRACED } from '../runtime/tracing';
+import { workflowSpanSinks } from '../workers/tracing';
 
 const HISTORIES_DIR = join(__dirname, 'histories');
 
@@ -26,7 +28,8 @@ async function replay(
   histories: ReturnType<typeof recordedHistories>,
 ): Promise<ReplayResult[]> {
   const results: ReplayResult[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories)) results.push(result);
+  const options = { workflowBundle: bundle, sinks: workflowSpanSinks(UNTRACED) };
+  for await (const result of Worker.runReplayHistories(options, histories)) results.push(result);
   return results;
 }
 
@@ -41,10 +44,11 @@ function withDependencies(pkg: string, seen = new Set<string>()): Set<string> {
   return seen;
 }
 
-test('the workflow bundle holds the SDK and our code only: no library reaches the sandbox through a domain import', async () => {
+test('the workflow bundle holds the SDK, its tracing interceptors and our code only: no library reaches the sandbox through a domain import', async () => {
   const { code } = await workflowBundle();
   const bundled = new Set([...code.matchAll(/node_modules\/((?:@[\w.-]+\/)?[\w.-]+)\//g)].map((match) => match[1]));
-  const sdk = withDependencies('@temporalio/workflow');
+  // the interceptors of workers/workflow-code.ts are bundled on purpose
+  const sdk = withDependencies('@temporalio/interceptors-opentelemetry', withDependencies('@temporalio/workflow'));
   expect([...bundled].filter((pkg) => !sdk.has(pkg))).toEqual([]);
 });
 

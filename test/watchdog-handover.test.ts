@@ -12,6 +12,8 @@ import { workflowId } from '../domain/ids';
 import { watchdogRecoverySignal, watchdogStateQuery } from '../workflows/definitions';
 import type { TaskWatchdogInput } from '../workflows/task-watchdog';
 import { eventually, startHarness, workflowBundle, type Harness } from '../testing/harness';
+import { UNTRACED } from '../runtime/tracing';
+import { workflowSpanSinks } from '../workers/tracing';
 
 let h: Harness;
 beforeAll(async () => {
@@ -62,6 +64,7 @@ test('a successor signalling during an evaluation that finds the watchdog remove
     taskQueue,
     workflowBundle: await workflowBundle(),
     activities,
+    sinks: workflowSpanSinks(UNTRACED),
   });
   await worker.runUntil(async () => {
     const input: TaskWatchdogInput = { watchdogId: removed, issueId, tickMs: 3_600_000, debounceMs: 1 };

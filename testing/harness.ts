@@ -4,7 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NativeConnection, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import { NativeConnection, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflows } from '../workers/workflow-code';
 import pino from 'pino';
 import { buildApi } from '../api/server';
 import { parseConfig } from '../domain/config';
@@ -19,10 +20,7 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 let bundle: Promise<WorkflowBundle> | undefined;
 /** Bundled once per test file: bundling takes seconds. */
 export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({
-    workflowsPath: require.resolve('../workflows'),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
-  });
+  bundle ??= bundleWorkflows({ log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error });
   return bundle;
 }
 

@@ -31,6 +31,8 @@ export async function startServiceStack(opts: {
   temporalAddress: string;
   databaseUrl?: string;
   logLevel?: string;
+  /** more variables for the start script, its worker and its API */
+  env?: NodeJS.ProcessEnv;
 }): Promise<ServiceStack> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-service-stack-'));
   const apiPort = await freePort();
@@ -42,6 +44,7 @@ export async function startServiceStack(opts: {
     TREEWARDEN_API_PORT: String(apiPort),
     TREEWARDEN_WORKER_METRICS_PORT: '0',
     LOG_LEVEL: opts.logLevel ?? 'warn',
+    ...opts.env,
   };
   delete env.DATABASE_URL;
   delete env.TREEWARDEN_ADMIN_TOKEN;

@@ -13,6 +13,9 @@ import { activeWatchdogs } from '../watchdogs/configuration';
 import { startDeliveryDispatcher } from '../notifications/dispatcher';
 import { startChangeDispatcher } from '../changes/dispatcher';
 import { metricsInterceptor } from './metrics-interceptor';
+import { UNTRACED, type Tracing } from '../runtime/tracing';
+import { activityTracing, workflowSpanSinks } from './tracing';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflow-code';
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -21,6 +24,8 @@ export interface WorkerOptions {
   maxCachedWorkflows?: number;
   /** counts this worker's activities and reports its workflow cache (served on /metrics) */
   metrics?: Metrics;
+  /** where spans go (runtime/tracing.ts); without it they go nowhere */
+  tracing?: Tracing;
 }
 
 /** The three pollers of one worker process, run and stopped as one. */
@@ -42,13 +47,15 @@ export interface TreewardenWorker {
 
 export async function createWorker(deps: Deps, options: WorkerOptions): Promise<TreewardenWorker> {
   const config = deps.config;
-  // every poller: the same connection, activities and metrics; in-flight activities (a run's process, a release
-  // fan-out, a verified stop) get time to finish on SIGTERM
+  // every poller: the same connection, activities, tracing and metrics; in-flight activities (a run's process, a
+  // release fan-out, a verified stop) get time to finish on SIGTERM
+  const activity = [activityTracing, ...(options.metrics ? [metricsInterceptor(options.metrics)] : [])];
   const base = {
     connection: options.connection,
     namespace: deps.temporal.namespace,
     activities: createActivities(deps),
-    ...(options.metrics ? { interceptors: { activity: [metricsInterceptor(options.metrics)] } } : {}),
+    interceptors: { activity },
+    sinks: workflowSpanSinks(options.tracing ?? UNTRACED),
     shutdownGraceTime: config.TREEWARDEN_SHUTDOWN_GRACE_MS,
   };
   const activityWorker = (taskQueue: string, maxConcurrentActivityTaskExecutions?: number) =>
@@ -62,7 +69,7 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     taskQueue: config.TREEWARDEN_TASK_QUEUE,
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: require.resolve('../workflows') }),
+      : { workflowsPath: WORKFLOWS_PATH, interceptors: { activity, workflowModules: WORKFLOW_INTERCEPTOR_MODULES } }),
     ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     maxConcurrentActivityTaskExecutions: config.TREEWARDEN_WORKER_MAX_ACTIVITIES,
     maxConcurrentWorkflowTaskExecutions: config.TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS,

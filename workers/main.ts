@@ -18,10 +18,12 @@ import { reapOrphans } from '../runs/orphans';
 import { registerPostmortemMetrics } from '../postmortem/postmortem-metrics';
 import { coreMetricsAddress } from './core-metrics';
 import { ensureRetentionSchedule } from '../retention/schedule';
+import { startTracing } from '../runtime/tracing';
 
 async function main() {
   const config = parseConfig(process.env);
   const log = createLogger(config, 'treewarden-worker');
+  const tracing = startTracing('treewarden-worker');
   // Temporal core logs go through pino too, so one stream explains everything
   const coreMetrics = await coreMetricsAddress();
   Runtime.install({
@@ -57,6 +59,7 @@ async function main() {
   const worker = await createWorker(services, {
     connection,
     metrics,
+    tracing,
     ...(existsSync(bundlePath) ? { workflowBundle: { code: readFileSync(bundlePath, 'utf8') } } : {}),
   });
   const metricsServer = await startMetricsServer({
@@ -84,6 +87,7 @@ async function main() {
       agentQueue: agentQueue(config.TREEWARDEN_TASK_QUEUE),
       hostQueue: hostQueue(config.TREEWARDEN_TASK_QUEUE, services.hostId),
       containment: services.containment,
+      traces: tracing.exporting ? 'OTLP' : 'off',
       retentionSchedule,
       ...recovered,
       ...reaped,
@@ -95,6 +99,7 @@ async function main() {
   await metricsServer.close();
   await connection.close();
   await services.close();
+  await tracing.shutdown();
   log.info('worker stopped');
 }
 

@@ -11,11 +11,10 @@
  *      `go install` put in the module cache (`go mod download -json` prints where).
  *   3. startTemporalCluster(): one node running frontend, history, matching and worker from a config YAML written
  *      here (postgres12 plugin; SQL visibility on PostgreSQL is "advanced visibility", so custom search attributes
- *      work), on free ports; then creates the namespace and registers the search attributes.
+ *      work), on free ports, with mTLS when given certificates (cluster-tls.ts); then creates the namespace and
+ *      registers the search attributes.
  *   4. stop(): SIGTERM (the server drains and exits), SIGKILL after 20 s; optionally drops the two databases.
- *
  * Scaling out is not done here: more treewarden worker processes/hosts point TEMPORAL_ADDRESS at the frontend.
- * See docs: ../shared/docs/temporal-toolchain.md §2.6.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,6 +25,8 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { registerSearchAttributes, type SearchAttributeTypeName } from '../../temporal/search-attributes';
 import { killOnExit, lineReader, spawnOrphanWatchdog } from './child-processes';
 import { freePortsInRange } from './ports';
+import { clientTlsOf, type TestCertificates } from './cluster-tls';
+import { clusterConfigYaml, PORT_NAMES, type ClusterPorts } from './cluster-config';
 import { dropDatabase } from './postgres';
 import { dynamicConfigYaml, TREEWARDEN_DYNAMIC_CONFIG } from './temporal-dynamic-config';
 import type { Log } from './temporal-cli';
@@ -39,84 +40,6 @@ import {
   type TemporalDatabases,
 } from './temporal-server-tools';
 
-const PORT_NAMES = [
-  'frontend',
-  'frontendHttp',
-  'frontendMembership',
-  'history',
-  'historyMembership',
-  'matching',
-  'matchingMembership',
-  'worker',
-  'workerMembership',
-] as const;
-export type ClusterPorts = Record<(typeof PORT_NAMES)[number], number>;
-
-/**
- * The smallest config for one node running every service. Everything else keeps the server's defaults (1.29's enable
- * Update and Update-with-Start, which treewarden needs); the dynamic config file only turns on fairness.
- */
-export function clusterConfigYaml(
-  pg: PgTarget,
-  dbs: TemporalDatabases,
-  ports: ClusterPorts,
-  dynamicConfigPath: string,
-): string {
-  const store = (db: string, maxConns: number) => `
-      sql:
-        pluginName: postgres12
-        databaseName: ${JSON.stringify(db)}
-        connectAddr: ${JSON.stringify(`${pg.host}:${pg.port}`)}
-        connectProtocol: tcp
-        user: ${JSON.stringify(pg.user)}
-        password: ${JSON.stringify(pg.password)}
-        maxConns: ${maxConns}
-        maxIdleConns: ${maxConns}
-        maxConnLifetime: 1h`;
-  const service = (grpc: number, membership: number, extra = '') => `
-    rpc:
-      grpcPort: ${grpc}
-      membershipPort: ${membership}
-      bindOnLocalHost: true${extra}`;
-  return `# written by scripts/provision/temporal-cluster.ts
-log:
-  stdout: true
-  level: warn
-persistence:
-  defaultStore: default
-  visibilityStore: visibility
-  numHistoryShards: 4 # permanent once the database is initialised
-  datastores:
-    default:${store(dbs.persistence, 20)}
-    visibility:${store(dbs.visibility, 10)}
-global:
-  membership:
-    maxJoinDuration: 30s
-    broadcastAddress: 127.0.0.1
-services:
-  frontend:${service(ports.frontend, ports.frontendMembership, `\n      httpPort: ${ports.frontendHttp}`)}
-  history:${service(ports.history, ports.historyMembership)}
-  matching:${service(ports.matching, ports.matchingMembership)}
-  worker:${service(ports.worker, ports.workerMembership)}
-clusterMetadata:
-  enableGlobalNamespace: false
-  failoverVersionIncrement: 10
-  masterClusterName: active
-  currentClusterName: active
-  clusterInformation:
-    active:
-      enabled: true
-      initialFailoverVersion: 1
-      rpcName: frontend
-      rpcAddress: 127.0.0.1:${ports.frontend}
-dcRedirectionPolicy:
-  policy: noop
-dynamicConfigClient:
-  filepath: ${JSON.stringify(dynamicConfigPath)}
-  pollInterval: 60s
-`;
-}
-
 export interface StartTemporalClusterOptions {
   /** admin URL of the PostgreSQL server (a role that may CREATE DATABASE) */
   pgAdminUrl: string;
@@ -126,6 +49,8 @@ export interface StartTemporalClusterOptions {
   dir: string;
   namespace?: string;
   searchAttributes: Record<string, SearchAttributeTypeName>;
+  /** the frontend and the nodes require these certificates (mTLS); plaintext without */
+  tls?: TestCertificates;
   log?: Log;
   startTimeoutMs?: number;
 }
@@ -166,7 +91,7 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions): P
     const ports = Object.fromEntries(PORT_NAMES.map((name, i) => [name, picked[i]])) as ClusterPorts;
     const dynamicConfigPath = path.resolve(opts.dir, 'dynamic-config.yaml');
     await fs.promises.writeFile(dynamicConfigPath, dynamicConfigYaml(TREEWARDEN_DYNAMIC_CONFIG));
-    const config = clusterConfigYaml(pg, opts.databases, ports, dynamicConfigPath);
+    const config = clusterConfigYaml(pg, opts.databases, ports, dynamicConfigPath, opts.tls);
     await fs.promises.writeFile(path.join(opts.dir, 'cluster.yaml'), config);
     try {
       const cluster = await startOnce(
@@ -254,12 +179,13 @@ async function startOnce(
   try {
     // Healthy = the frontend answers and the namespace exists (it is not created by the server itself).
     const deadline = Date.now() + (opts.startTimeoutMs ?? 120_000);
+    const tls = opts.tls ? { tls: clientTlsOf(opts.tls) } : {};
     let lastError: unknown;
     for (;;) {
       if (gone())
         throw new Error(`temporal-server exited during start-up (code ${child.exitCode}, signal ${child.signalCode})`);
       if (Date.now() > deadline) throw new Error(`temporal-server at ${address} not ready: ${String(lastError)}`);
-      const connection = Connection.lazy({ address, connectTimeout: '2s' });
+      const connection = Connection.lazy({ address, connectTimeout: '2s', ...tls });
       try {
         await connection.ensureConnected();
         await ensureNamespace(connection, namespace);
