@@ -9,6 +9,7 @@ import { createActivities } from '../activities';
 import type { Deps } from '../runtime/deps';
 import type { Metrics } from './metrics';
 import { forEachConcurrently } from '../domain/concurrency';
+import { combinedState } from '../domain/worker-state';
 import { activeWatchdogs } from '../watchdogs/configuration';
 import { startDeliveryDispatcher } from '../notifications/dispatcher';
 import { startChangeDispatcher } from '../changes/dispatcher';
@@ -37,7 +38,7 @@ export interface TreewardenWorker {
   /** `<task queue>-host:<hostId>`: only this host's workers poll it */
   host: Worker;
   options: Worker['options'];
-  /** RUNNING only while all three poll */
+  /** RUNNING only while all three poll; otherwise the state of the poller furthest from stopped */
   getState(): State;
   getStatus(): ReturnType<Worker['getStatus']>;
   /** resolves when all have stopped; when one stops (or fails) the others are shut down too */
@@ -89,7 +90,7 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     agents,
     host,
     options: shared.options,
-    getState: () => all.find((worker) => worker.getState() !== 'RUNNING')?.getState() ?? 'RUNNING',
+    getState: () => combinedState(all.map((worker) => worker.getState())),
     getStatus: () => shared.getStatus(),
     async run() {
       // recorded notifications get their delivery workflows, and recorded changes reach their watchdogs, while
