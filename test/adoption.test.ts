@@ -43,8 +43,8 @@ beforeAll(async () => {
 });
 /** Every worker a test starts, so that one failing test leaves no worker to take the next one's runs. */
 const started = new Map<HostWorker, SimulatedHost>();
-async function startWorker(host: SimulatedHost): Promise<HostWorker> {
-  const worker = await host.startWorker(h.env);
+async function startWorker(host: SimulatedHost, env: Record<string, string> = {}): Promise<HostWorker> {
+  const worker = await host.startWorker({ ...h.env, ...env });
   started.set(worker, host);
   void worker.exited.then(() => started.delete(worker));
   return worker;
@@ -126,11 +126,16 @@ const settledRun = (runId: string) =>
 describe('a rolling restart of every worker on two hosts', () => {
   test('ten running agents (one with a setsid child) are never stopped nor re-run, and each ends with its own exit code and complete output', async () => {
     const c = await seedCompany(h, 'Rolling restart');
+    // five agent slots per worker for ten runs: once one host's five are taken the rest must run on the other
+    // (matching alone may hand every run to the poller that just took one)
+    const halfTheAgents = { TREEWARDEN_WORKER_MAX_AGENT_RUNS: '5' };
     const workers = new Map<SimulatedHost, HostWorker>();
-    for (const host of hosts) workers.set(host, await startWorker(host));
+    for (const host of hosts) workers.set(host, await startWorker(host, halfTheAgents));
     const runs: Awaited<ReturnType<typeof gatedRun>>[] = [];
     for (let i = 0; i < 10; i++) runs.push(await gatedRun(c, i % 3, { detachedChild: i === 4 }));
-    expect(new Set(runs.map((r) => r.hostId)).size).toBeGreaterThanOrEqual(1);
+    const runsPerHost = new Map<string, number>();
+    for (const run of runs) runsPerHost.set(run.hostId, (runsPerHost.get(run.hostId) ?? 0) + 1);
+    expect(runsPerHost).toEqual(new Map(hosts.map((host) => [workers.get(host)!.hostId, 5])));
 
     // the first three may end while their worker drains; every other one outlives the drain
     for (const [index, host] of hosts.entries()) {
@@ -138,7 +143,7 @@ describe('a rolling restart of every worker on two hosts', () => {
       const exited = host.stopWorker(draining);
       if (index === 0) for (const run of runs.slice(0, 3)) run.openGate();
       expect(await exited).toBe(0);
-      workers.set(host, await startWorker(host));
+      workers.set(host, await startWorker(host, halfTheAgents));
     }
     for (const run of runs.slice(3)) {
       const row = await runRow(h, run.runId);
