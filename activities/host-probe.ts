@@ -4,9 +4,9 @@
  */
 import type { HostProbe, HostProbeRequest } from '../domain/host-probe';
 import type { Deps } from '../runtime/deps';
-import { assertOwningHost } from '../runs/host-stops';
-import { modifiedAt, ownedProcesses, writersAlive } from '../processes/process-table';
-import { runFiles } from '../runs/run-files';
+import { assertOwningHost } from '../processes/host-stops';
+import { ownedProcesses, writersAlive } from '../processes/process-table';
+import { modifiedAt, runFiles } from '../runs/run-files';
 import { readFileSync } from 'node:fs';
 
 function tombstoneNames(file: string, id: string): boolean {

@@ -9,7 +9,7 @@ import { claimRunWithinCompanyCap, offerCompanyCapSlots } from '../runs/company-
 import { evaluateWatchdog, watchdogChangedSinceEvaluation } from '../watchdogs/evaluation';
 import { finishJob } from '../runs/jobs';
 import { resumeAfterResolution } from '../runs/execution-blockers';
-import { hostOf, recordNothingStarted, recordStopPending, type StopTarget } from '../runs/host-stops';
+import { hostOf, recordNothingStarted, recordStopPending, type StopTarget } from '../processes/host-stops';
 import { withHeartbeat } from './heartbeat';
 import type { HostProbeRequest } from '../domain/host-probe';
 import { probeHost } from './host-probe';

@@ -6,7 +6,7 @@ import { adapterSchema } from '../domain/adapter';
 import { runEnvironment } from '../domain/run-env';
 import type { Deps } from '../runtime/deps';
 import { createWorkCgroup, removeCgroup } from '../processes/cgroups';
-import { assertOwningHost } from '../runs/host-stops';
+import { assertOwningHost } from '../processes/host-stops';
 import { runFiles } from '../runs/run-files';
 import { verifiedStop, type StopResult } from '../processes/process-table';
 import { runSupervised } from './supervised-process';

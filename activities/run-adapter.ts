@@ -16,13 +16,13 @@ import { hashToken, newTokenSecret } from '../domain/tokens';
 import { whenPoolAnswers } from '../db/prisma';
 import type { Deps } from '../runtime/deps';
 import { capsuleFor } from '../runs/capsule';
-import { assertOwningHost } from '../runs/host-stops';
+import { assertOwningHost } from '../processes/host-stops';
 import { readSmallRunFile, runFiles, type RunFiles } from '../runs/run-files';
 import { createWorkCgroup, removeCgroup } from '../processes/cgroups';
 import { capOutputFile } from '../runs/output-file';
 import { enterAdapter, requestStop, type RunOutcome } from '../runs/runs';
 import { recordStopResult, superviseTick, type CpuSample } from '../runs/supervision';
-import { verifiedStop, type StopResult } from '../processes/process-table';
+import { cpuTicksOf, verifiedStop, type StopResult } from '../processes/process-table';
 import { isLetGo, outputTail, runSupervised, type Supervision } from './supervised-process';
 
 export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome> {
@@ -156,7 +156,7 @@ export function supervisorTick(
   return {
     everyMs: deps.config.TREEWARDEN_SUPERVISE_EVERY_MS,
     run: async () => {
-      lastCpu = await superviseTick(deps, run.id, files, lastCpu);
+      lastCpu = await superviseTick(deps, run.id, files, lastCpu, cpuTicksOf);
       const dropped = capOutputFile(files.output, deps.config.TREEWARDEN_RUN_OUTPUT_MAX_BYTES);
       if (dropped > 0)
         deps.log.info({ runId: run.id, dropped }, 'run output over its cap: the oldest part was dropped');

@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Deps } from '../runtime/deps';
-import { assertOwningHost } from '../runs/host-stops';
+import { assertOwningHost } from '../processes/host-stops';
 import { runFiles } from '../runs/run-files';
 import type { RunOutcome } from '../runs/runs';
 import { exitedOutcome, markStopsObserved, supervisorTick } from './run-adapter';

@@ -4,7 +4,7 @@
  * or sits in the recorded process group. Command lines are shown, never matched, and the supervisor and
  * its ancestors are never candidates, so an inspection can never find itself. Reading /proc spawns nothing.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { ProcessInfo } from '../domain/host-probe';
 import { cgroupMembers, killCgroup } from './cgroups';
 
@@ -98,6 +98,10 @@ export function liveOwnerTokens(): Set<string> {
   return tokens;
 }
 
+/** CPU clock ticks the owner's live processes have used: silence grading's sign that an agent is working. */
+export const cpuTicksOf = (owner: ProcessOwner): number =>
+  ownedProcesses(owner).reduce((sum, p) => sum + p.cpuTicks, 0);
+
 export const isAlive = (pid: number): boolean => processStartTime(pid) !== null;
 
 /** When a live process started (its /proc start time), or null when it is gone. */
@@ -148,15 +152,6 @@ export function writersAlive(lockFile: string | null): number[] {
     return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? [pid] : [];
   } catch {
     return [];
-  }
-}
-
-/** Modification time of a file, or null when it does not exist. */
-export function modifiedAt(file: string): Date | null {
-  try {
-    return statSync(file).mtime;
-  } catch {
-    return null;
   }
 }
 

@@ -47,6 +47,15 @@ export function runFiles(runId: string, workdir: string | null): RunFiles {
   };
 }
 
+/** Modification time of a file, or null when it does not exist. */
+export function modifiedAt(file: string): Date | null {
+  try {
+    return statSync(file).mtime;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A file in the run folder, read only when it is at most `maxBytes` (null when larger or absent): the agent can write
  * there, so it is untrusted and may be anything, of any size.

@@ -16,8 +16,7 @@ import {
 import type { Actor } from '../domain/actor';
 import { logActivity, logSystemActivity } from '../db/activity-log';
 import type { Deps } from '../runtime/deps';
-import { modifiedAt, ownedProcesses } from '../processes/process-table';
-import type { RunFiles } from './run-files';
+import { modifiedAt, type RunFiles } from './run-files';
 
 export interface CpuSample {
   ticks: number;
@@ -66,15 +65,28 @@ export async function emitFinding(
   return true;
 }
 
+/** What the supervising worker reads of a run's processes on its host (processes/ does; runs/ reads no /proc). */
+export type CpuTicksOf = (run: {
+  ownerToken: string | null;
+  processGroupId: number | null;
+  cgroupPath: string | null;
+}) => number;
+
 /**
  * Every few seconds while a run's command lives: renew its lease and grade its silence from its
  * signs of life (API calls, journal pulses, CPU use; output mtime as a fallback). Silence is
  * information only: it changes a state and emits a finding, never cancels or wakes.
  */
-export async function superviseTick(deps: Deps, runId: string, files: RunFiles, last: CpuSample): Promise<CpuSample> {
+export async function superviseTick(
+  deps: Deps,
+  runId: string,
+  files: RunFiles,
+  last: CpuSample,
+  cpuTicksOf: CpuTicksOf,
+): Promise<CpuSample> {
   const now = new Date();
   const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
-  const ticks = ownedProcesses(run).reduce((sum, p) => sum + p.cpuTicks, 0);
+  const ticks = cpuTicksOf(run);
   const cpu = { ticks, at: last.ticks >= 0 && ticks > last.ticks ? now : last.at };
   const lastSign = lastSignOfLife({
     apiActivityAt: run.lastApiActivityAt,

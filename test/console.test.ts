@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { hashToken } from '../domain/tokens';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/provision/chromium';
-import { reapOrphans } from '../runs/orphans';
+import { reapOrphans } from '../processes/orphans';
 import { runFiles } from '../runs/run-files';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hostQueue } from '../domain/task-queue';
 import { workflowId } from '../domain/ids';
-import { reapOrphans } from '../runs/orphans';
+import { reapOrphans } from '../processes/orphans';
 import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family';
 import { seededRandom } from './support/seeded-random';
 import { workerRunning } from '../testing/worker-fleet';

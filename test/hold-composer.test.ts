@@ -5,7 +5,7 @@
  * survivors shows them (its stop state is not `verified`) until a verification finds them gone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { reapOrphans } from '../runs/orphans';
+import { reapOrphans } from '../processes/orphans';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;

@@ -14,7 +14,7 @@ import { createWorker, recoverWorkflowsOncePerFleet } from './create-worker';
 import { startMetricsServer } from './metrics-server';
 import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } from '../runtime/services';
 import { agentQueue, hostQueue } from '../domain/task-queue';
-import { reapOrphans } from '../runs/orphans';
+import { reapOrphans } from '../processes/orphans';
 import { registerPostmortemMetrics } from '../postmortem/postmortem-metrics';
 import { coreMetricsAddress } from './core-metrics';
 import { ensureRetentionSchedule } from '../retention/schedule';

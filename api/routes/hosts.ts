@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppError } from '../../domain/errors';
 import { hostIdSchema } from '../../domain/host';
 import type { Deps } from '../../runtime/deps';
-import { declareHostLost } from '../../runs/host-stops';
+import { declareHostLost } from '../../processes/host-stops';
 import type { ZodTypeProvider } from '../openapi';
 import { answers } from '../schemas';
 import { LostHost } from '../schemas-supervision';

@@ -9,11 +9,11 @@
 import { isTerminalRunStatus } from '../domain/statuses';
 import { workflowId } from '../domain/ids';
 import type { Deps } from '../runtime/deps';
-import { occupiedWorkCgroups, removeCgroup } from '../processes/cgroups';
+import { occupiedWorkCgroups, removeCgroup } from './cgroups';
 import { partialStopsOn, pendingStopsOn } from './host-stops';
-import { liveOwnerTokens, ownedProcesses, verifiedStop, type StopResult } from '../processes/process-table';
-import { runFiles } from './run-files';
-import { emitFinding, recordStopResult } from './supervision';
+import { liveOwnerTokens, ownedProcesses, verifiedStop, type StopResult } from './process-table';
+import { runFiles } from '../runs/run-files';
+import { emitFinding, recordStopResult } from '../runs/supervision';
 
 export interface ReapReport {
   /** runs and jobs whose live processes were stopped */

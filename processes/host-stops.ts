@@ -11,7 +11,7 @@ import type { UnverifiedStop } from '../domain/supervision';
 import { logActivity } from '../db/activity-log';
 import { permit } from '../access/authority';
 import type { Deps } from '../runtime/deps';
-import { emitFinding } from './supervision';
+import { emitFinding } from '../runs/supervision';
 
 export type StopTarget = 'run' | 'job';
 
@@ -62,7 +62,7 @@ export async function recordNothingStarted(deps: Deps, target: StopTarget, id: s
 /**
  * The owning host did not verify the stop (no live worker there, or it failed trying): pending,
  * or host-lost at once when the host was already declared lost. A worker that starts on the host
- * completes it (runs/orphans.ts).
+ * completes it (processes/orphans.ts).
  */
 export async function recordStopPending(
   deps: Deps,
