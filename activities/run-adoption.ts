@@ -24,7 +24,9 @@ export async function adoptRun(deps: Deps, runId: string): Promise<RunOutcome> {
   const files = runFiles(runId, run.workdir);
   markStopsObserved(files);
   deps.log.info({ runId, pid, hostId: deps.hostId }, 'adopting a running agent whose worker let go of it');
-  const exitCode = await superviseAdopted(pid, startTime, {
+  // its cgroup first, where it has one; else its start shell's pid and start time (processes/adopted-agent.ts)
+  const agent = { pid, startTime, cgroupPath: run.cgroupPath, exitFile: files.exitStatus };
+  const exitCode = await superviseAdopted(agent, {
     ownerToken,
     cgroupPath: run.cgroupPath,
     stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,

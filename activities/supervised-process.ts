@@ -7,20 +7,14 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { spawn } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AGENT_LET_GO, LET_GO_REASONS, parseExitStatus } from '../domain/adoption';
+import { AGENT_LET_GO, LET_GO_REASONS } from '../domain/adoption';
+import { adoptedAgentState, type AdoptedAgent } from '../processes/adopted-agent';
 import { supervisedStart } from '../processes/cgroups';
 import { readFileTail } from '../runs/output-file';
-import { readSmallRunFile } from '../runs/run-files';
-import {
-  isSameProcessAlive,
-  OWNER_TOKEN_ENV,
-  ownedProcesses,
-  processStartTime,
-  signalAll,
-} from '../processes/process-table';
+import { OWNER_TOKEN_ENV, ownedProcesses, processStartTime, signalAll } from '../processes/process-table';
 
 const HEARTBEAT_EVERY_MS = 1_000;
-/** how often an adopted agent, whose exit no event reports, is looked for in /proc */
+/** how often an adopted agent, whose exit no event reports, is looked for in its cgroup or /proc */
 const ADOPTED_EXIT_POLL_MS = 250;
 
 /** What a supervisor keeps up while a command runs, whether it started the command or adopted it. */
@@ -83,20 +77,21 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
 }
 
 /**
- * Supervises an agent this worker did not start (its start shell's pid and start time, as recorded): resolves with
- * the status the shell wrote once the shell is gone, and fails when it ended without writing one.
+ * Supervises an agent this worker did not start, as its run recorded it (processes/adopted-agent.ts judges whether it
+ * runs): resolves with the status its start shell recorded, and fails when it ended without recording one.
  */
-export function superviseAdopted(pid: number, startTime: string, supervision: Supervision & { exitFile: string }) {
-  const exitFile = supervision.exitFile;
+export function superviseAdopted(agent: AdoptedAgent, supervision: Supervision) {
   return supervise(
-    pid,
+    agent.pid,
     async (done) => {
-      while (!done.aborted && isSameProcessAlive(pid, startTime))
+      let state = adoptedAgentState(agent);
+      while (!done.aborted && state.kind === 'running') {
         await new Promise((r) => setTimeout(r, ADOPTED_EXIT_POLL_MS));
-      const status = parseExitStatus(readSmallRunFile(exitFile, 16));
-      if (status !== null) return status;
+        state = adoptedAgentState(agent);
+      }
+      if (state.kind === 'exited') return state.exitCode;
       throw ApplicationFailure.nonRetryable(
-        `the agent (pid ${pid}) ended while no worker supervised it and recorded no exit status`,
+        `the agent (pid ${agent.pid}) ended while no worker supervised it and recorded no exit status`,
         'AgentEndedUnsupervised',
       );
     },
