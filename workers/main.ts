@@ -2,11 +2,12 @@
  * Worker process: polls the task queue until SIGTERM/SIGINT, then drains in-flight work.
  * Several of these may serve one task queue at once.
  */
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig } from '../domain/config';
-import { connectionFailure, loadTemporalTarget } from '../temporal/connection';
+import { loadTemporalTarget } from '../temporal/connection';
+import { connectWorker } from '../temporal/worker-connection';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { createMetrics } from './metrics';
 import { registerSearchAttributes } from '../temporal/search-attributes';
@@ -50,9 +51,7 @@ async function main() {
   await registerSearchAttributes(services.connection, temporal.namespace, SEARCH_ATTRIBUTE_TYPES, (line) =>
     log.info(line),
   );
-  const connection = await NativeConnection.connect(temporal.connection).catch((error: unknown) => {
-    throw connectionFailure(temporal, error);
-  });
+  const connection = await connectWorker(temporal, log);
   const bundlePath = config.TREEWARDEN_WORKFLOW_BUNDLE ?? join(config.TREEWARDEN_DATA_DIR, 'workflow-bundle.js');
   const metrics = createMetrics();
   registerPostmortemMetrics(metrics.registry, services.db, log);
