@@ -11,7 +11,7 @@ export async function runRetentionPass(deps: Deps, now = new Date()): Promise<Re
     deps.config.TREEWARDEN_HOLD_RESUME_RETRIES,
   );
   const removed = noRemovals();
-  const rows = await removeExpiredRows(deps.db, cutoffs, async (runIds) => {
+  const rows = await removeExpiredRows(deps.db, { cutoffs, hostId: deps.hostId }, async (runIds) => {
     removed.runFolders += await removeRunFolders(runIds);
   });
   addRemovals(removed, rows);

@@ -31,13 +31,14 @@ const holdStillNeeded = (holdId: Prisma.Sql, cutoffs: RetentionCutoffs) =>
 /** Finished runs past the cutoff, with their tokens, findings, evidence and jobs (one transaction per batch). */
 async function removeRuns(
   db: Db,
-  cutoffs: RetentionCutoffs,
+  pass: RetentionPassScope,
   counts: RetentionCounts,
   afterCommit: RunsRemoved,
 ): Promise<number> {
-  const ids = await db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<{ id: string }[]>`
-      SELECT r.id FROM "Run" r
+  const { cutoffs } = pass;
+  const deleted = await db.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ id: string; hostId: string | null }[]>`
+      SELECT r.id, r."hostId" FROM "Run" r
       WHERE r.status::text IN ${finished()}
         AND COALESCE(r."finishedAt", r."updatedAt") < ${cutoffs.finished}
         AND NOT EXISTS (SELECT 1 FROM "Job" j WHERE j."ownerRunId" = r.id AND j.status = 'running')
@@ -51,19 +52,24 @@ async function removeRuns(
       ORDER BY r."finishedAt" LIMIT ${RETENTION_BATCH_SIZE}
       FOR UPDATE SKIP LOCKED`;
     const ids = rows.map((row) => row.id);
-    if (ids.length === 0) return ids;
+    if (ids.length === 0) return rows;
     const of = Prisma.sql`ANY(${ids}::uuid[])`;
     counts.runTokens += await tx.$executeRaw`DELETE FROM "ApiToken" WHERE kind = 'run' AND "runId" = ${of}`;
     counts.findings += await tx.$executeRaw`DELETE FROM "Finding" WHERE "runId" = ${of}`;
     counts.gateEvidence += await tx.$executeRaw`DELETE FROM "GateEvidence" WHERE "runId" = ${of}`;
     counts.jobs += await tx.$executeRaw`DELETE FROM "Job" WHERE "ownerRunId" = ${of}`;
     counts.resumeClaims += await tx.$executeRaw`DELETE FROM "ResumeClaim" WHERE "interruptedRunId" = ${of}`;
+    // this pass removes the folders on its own host; another host's worker removes its own at its next sweep
+    await tx.$executeRaw`INSERT INTO "ExpiredRunFolder" ("runId", "hostId")
+      SELECT id, "hostId" FROM "Run" WHERE id = ${of} AND "hostId" <> ${pass.hostId}`;
     await tx.$executeRaw`DELETE FROM "Run" WHERE id = ${of}`;
-    return ids;
+    return rows;
   });
   // batch by batch: a pass that fails later has still removed the folders of the runs it deleted
-  if (ids.length > 0) await afterCommit(ids);
-  return ids.length;
+  // (a run that never got a host may have made its folder before a stop refused it one: here, as far as we know)
+  const here = deleted.filter((run) => run.hostId === null || run.hostId === pass.hostId).map((run) => run.id);
+  if (here.length > 0) await afterCommit(here);
+  return deleted.length;
 }
 
 /** `DELETE FROM <table> WHERE id IN (<one batch of the rows matching where>)` */
@@ -73,17 +79,30 @@ const deleteBatch = (db: Db, table: string, where: Prisma.Sql) => () =>
 
 const liveRunIds = () => Prisma.sql`(SELECT id FROM "Run" WHERE status::text NOT IN ${finished()})`;
 
-/** Called with each batch of deleted runs once its transaction committed. */
+/** the notification subjects (domain/notifications.ts) of a live run, an active hold or an active watchdog */
+const liveSubjects = () => Prisma.sql`(SELECT 'run:' || id FROM ${liveRunIds()} live
+  UNION ALL SELECT 'tree-hold:' || id FROM "TreeHold" WHERE status = 'active'
+  UNION ALL SELECT 'task-watchdog:' || "issueId" FROM "Watchdog" WHERE status = 'active'
+  UNION ALL SELECT 'task-watchdog:' || id FROM "Watchdog" WHERE status = 'active')`;
+
+/** Called with each batch of deleted runs of this pass's host once its transaction committed. */
 export type RunsRemoved = (runIds: string[]) => Promise<void>;
+
+/** What one pass deletes, and the host it runs on (the run folders there are its own to remove). */
+export interface RetentionPassScope {
+  cutoffs: RetentionCutoffs;
+  hostId: string;
+}
 
 /** Deletes the expired rows, and tells `afterCommit` which runs went. */
 export async function removeExpiredRows(
   db: Db,
-  cutoffs: RetentionCutoffs,
+  pass: RetentionPassScope,
   afterCommit: RunsRemoved,
 ): Promise<Omit<RetentionCounts, 'runFolders'>> {
+  const { cutoffs } = pass;
   const counts = { runTokens: 0, findings: 0, gateEvidence: 0, jobs: 0, resumeClaims: 0 } as RetentionCounts;
-  counts.runs = await drain(() => removeRuns(db, cutoffs, counts, afterCommit));
+  counts.runs = await drain(() => removeRuns(db, pass, counts, afterCommit));
   // before the wakes: a claim's wake stays while the claim does
   const releasedLongAgo = Prisma.sql`NOT ${holdStillNeeded(Prisma.sql`t."holdId"`, cutoffs)}`;
   counts.holdMembers = await drain(deleteBatch(db, 'TreeHoldMember', releasedLongAgo));
@@ -129,7 +148,9 @@ export async function removeExpiredRows(
     deleteBatch(
       db,
       'WebhookDelivery',
-      Prisma.sql`t.status <> 'pending' AND COALESCE(t."deliveredAt", t."deadAt", t."createdAt") < ${cutoffs.finished}`,
+      Prisma.sql`t.status <> 'pending' AND COALESCE(t."deliveredAt", t."deadAt", t."createdAt") < ${cutoffs.finished}
+        AND NOT EXISTS (SELECT 1 FROM "Notification" n
+          WHERE n.id = t."notificationId" AND n.subject IN ${liveSubjects()})`,
     ),
   );
   // a notification's key dedupes the same fact written again: kept as long as a retry could write it
@@ -139,10 +160,7 @@ export async function removeExpiredRows(
       'Notification',
       Prisma.sql`t."createdAt" < ${cutoffs.dedupe}
         AND NOT EXISTS (SELECT 1 FROM "WebhookDelivery" d WHERE d."notificationId" = t.id)
-        AND t.subject NOT IN (SELECT 'run:' || id FROM ${liveRunIds()} live
-          UNION ALL SELECT 'tree-hold:' || id FROM "TreeHold" WHERE status = 'active'
-          UNION ALL SELECT 'task-watchdog:' || "issueId" FROM "Watchdog" WHERE status = 'active'
-          UNION ALL SELECT 'task-watchdog:' || id FROM "Watchdog" WHERE status = 'active')`,
+        AND t.subject NOT IN ${liveSubjects()}`,
     ),
   );
   counts.idempotencyRecords = await drain(

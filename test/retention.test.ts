@@ -1,8 +1,11 @@
 /**
  * @module Retention against the real stack: after a scripted day of work aged past TREEWARDEN_RETENTION_DAYS, the
- * retention workflow deletes the finished runs (rows, tokens, folders), the released hold's members and claims and
- * the old log, and keeps the live run, the active hold and the active watchdog; a second pass removes nothing. With a
- * retention of zero days a replayed wake key is still idempotent and a just-released hold's claims stay.
+ * retention workflow deletes the finished runs (rows, tokens, findings, folders), the released hold's members and
+ * claims, the old log, webhook deliveries and notifications about finished things and `Idempotency-Key` records, and
+ * keeps the live run, the active hold and the active watchdog (their deliveries too); a second pass removes nothing,
+ * and one at zero days leaves only rows of that live state. A run that ran on another host leaves its folder to that
+ * host's worker, whose sweep removes it. With a retention of zero days a replayed wake key is still idempotent and a
+ * just-released hold's claims stay.
  */
 import { existsSync, utimesSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
@@ -11,12 +14,23 @@ import { retentionScheduleId, ensureRetentionSchedule } from '../retention/sched
 import { runFiles } from '../runs/run-files';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { holdInterruptsRun, retentionPasses, runFails, watchdogWakes } from '../testing/scenarios';
+import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver';
+import { sweepHost } from '../workers/host-sweep';
+import { censusOfRetainedRows } from './support/live-state';
 
 let h: Harness;
+let receiver: WebhookReceiver;
+// a Standard Webhooks secret: whsec_ and the base64 of the key
+const SECRET = `whsec_${Buffer.from('retention-secret-0123456789').toString('base64')}`;
 beforeAll(async () => {
-  h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '1' });
+  // the receiver listens on 127.0.0.1
+  h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '1', TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: 'true' });
+  receiver = await startWebhookReceiver(SECRET);
 });
-afterAll(() => h?.close());
+afterAll(async () => {
+  await receiver?.close();
+  await h?.close();
+});
 
 const runIdOf = (agentRunWorkflowId: string) => agentRunWorkflowId.replace(/^agent-run:/, '');
 const AGE = "interval '40 days'";
@@ -32,8 +46,12 @@ async function ageEverything(): Promise<void> {
     `UPDATE "Run" SET "createdAt" = "createdAt" - ${AGE}, "updatedAt" = "updatedAt" - ${AGE},
        "finishedAt" = "finishedAt" - ${AGE}`,
   );
-  for (const table of ['WakeRequest', 'ActivityLog', 'Notification', 'IdempotencyRecord', 'ApiToken'])
+  for (const table of ['WakeRequest', 'ActivityLog', 'Notification', 'IdempotencyRecord', 'ApiToken', 'Finding'])
     await db.$executeRawUnsafe(`UPDATE "${table}" SET "createdAt" = "createdAt" - ${AGE}`);
+  await db.$executeRawUnsafe(
+    `UPDATE "WebhookDelivery" SET "createdAt" = "createdAt" - ${AGE}, "deliveredAt" = "deliveredAt" - ${AGE},
+       "deadAt" = "deadAt" - ${AGE}`,
+  );
   await db.$executeRawUnsafe(`UPDATE "TreeHold" SET "releasedAt" = "releasedAt" - ${AGE}`);
   const longAgo = new Date(Date.now() - 40 * 24 * 60 * 60_000);
   for (const run of await db.run.findMany({ select: { id: true } })) {
@@ -68,35 +86,99 @@ test('the schedule is created once, named treewarden-retention (per task queue),
   }
 });
 
+/** A subscription to every event, created under an Idempotency-Key (so the day has an IdempotencyRecord too). */
+async function subscribeWithIdempotencyKey(c: Awaited<ReturnType<typeof seedCompany>>) {
+  const created = await fetch(`${h.apiUrl}/api/companies/${c.companyId}/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json', 'idempotency-key': 'hook-1' },
+    body: JSON.stringify({
+      url: receiver.url,
+      events: ['phase_start', 'new_blocker', 'terminal_result'],
+      secret: SECRET,
+    }),
+  });
+  expect(created.status).toBe(201);
+  expect(await h.services.db.idempotencyRecord.count({ where: { companyId: c.companyId } })).toBe(1);
+}
+
+/** An agent whose command does not exist: a provider failure, whose unknown outcome is a failed-uninspected finding. */
+async function runWithFinding(c: Awaited<ReturnType<typeof seedCompany>>): Promise<string> {
+  const agent = await c.agent({ type: 'process', command: 'treewarden-no-such-command' });
+  const issue = await c.issue({ title: 'missing tool', assigneeAgentId: agent.id, status: 'todo' });
+  const woken = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
+  expect(woken.status).toBe(202);
+  const finding = await eventually('the failed-uninspected finding', () =>
+    h.services.db.finding.findFirst({ where: { runId: woken.body.runId, verdict: 'failed-uninspected' } }),
+  );
+  return finding.runId;
+}
+
+/** the delivered deliveries, each with its notification's subject */
+async function settledDeliveries() {
+  return eventually('every webhook delivery settled', async () => {
+    const deliveries = await h.services.db.webhookDelivery.findMany({ include: { notification: true } });
+    return deliveries.length > 0 && deliveries.every((d) => d.status === 'delivered') ? deliveries : null;
+  });
+}
+
 test('a day of work aged past the retention: finished work goes, live and guarded state stays, twice the same', async () => {
   const c = await seedCompany(h, 'Retention Co');
+  await subscribeWithIdempotencyKey(c);
   const released = await holdInterruptsRun(h, c, { release: true });
   const active = await holdInterruptsRun(h, c, { release: false });
   const failed = await runFails(h, c);
   const watched = await watchdogWakes(h, c, { remove: false });
   const live = await liveRun(c);
+  const uninspected = await runWithFinding(c);
   const { db } = h.services;
   const releasedHold = await db.treeHold.findFirstOrThrow({ where: { rootIssueId: released.issueId } });
   const activeHold = await db.treeHold.findFirstOrThrow({ where: { rootIssueId: active.issueId } });
   const activeHoldRun = runIdOf(active.stoppedRunWorkflowId);
-  const finishedRuns = [released.stoppedRunWorkflowId, released.resumedRunWorkflowId!, failed.runWorkflowId].map(
-    runIdOf,
-  );
+  const finishedRuns = [
+    ...[released.stoppedRunWorkflowId, released.resumedRunWorkflowId!, failed.runWorkflowId].map(runIdOf),
+    uninspected,
+  ];
   expect(await db.resumeClaim.count({ where: { holdId: releasedHold.id } })).toBe(1);
   // a run stopped before its adapter started may have written no folder
   const finishedFolders = finishedRuns.map((runId) => runFiles(runId, null).runDir).filter((dir) => existsSync(dir));
   expect(finishedFolders.length).toBeGreaterThan(0);
+  // the failed run ran on another host (its folder here stands for that host's): this pass leaves it to that host
+  const failedRun = runIdOf(failed.runWorkflowId);
+  const elsewhere = runFiles(failedRun, null).runDir;
+  expect(existsSync(elsewhere)).toBe(true);
+  await db.run.update({ where: { id: failedRun }, data: { hostId: 'host-b' } });
+  expect(await db.finding.count({ where: { runId: { in: finishedRuns } } })).toBeGreaterThan(0);
+  const watchdogRow = await db.watchdog.findFirstOrThrow({ where: { issueId: watched.issueId } });
+  const liveSubjects = [`tree-hold:${activeHold.id}`, `task-watchdog:${watchdogRow.id}`];
+  const deliveries = await settledDeliveries();
+  const aboutLiveState = deliveries.filter((d) => liveSubjects.includes(d.notification.subject)).map((d) => d.id);
+  // the active hold's pause and the active watchdog's stop were delivered: those deliveries must stay
+  expect(aboutLiveState.length).toBeGreaterThanOrEqual(2);
+  expect(deliveries.length).toBeGreaterThan(aboutLiveState.length);
 
   await ageEverything();
   const removed = await pass();
 
-  expect(removed).toMatchObject({ holdMembers: expect.any(Number), resumeClaims: 1 });
+  expect(removed).toMatchObject({ holdMembers: expect.any(Number), resumeClaims: 1, idempotencyRecords: 1 });
   expect(removed.runs).toBeGreaterThanOrEqual(finishedRuns.length);
   // a run stopped in its prepare step never got a token
   expect(removed.runTokens).toBeGreaterThan(0);
   expect(removed.activityLog).toBeGreaterThan(0);
+  expect(removed.findings).toBeGreaterThan(0);
+  expect(removed.webhookDeliveries).toBe(deliveries.length - aboutLiveState.length);
+  expect(removed.notifications).toBeGreaterThan(0);
   expect(await db.run.count({ where: { id: { in: finishedRuns } } })).toBe(0);
   expect(await db.apiToken.count({ where: { runId: { in: finishedRuns } } })).toBe(0);
+  expect(await db.finding.count({ where: { runId: { in: finishedRuns } } })).toBe(0);
+  expect((await db.webhookDelivery.findMany()).map((d) => d.id).sort()).toEqual([...aboutLiveState].sort());
+  expect(await db.idempotencyRecord.count()).toBe(0);
+  // the other host's folder stays until that host's worker sweeps
+  expect(existsSync(elsewhere)).toBe(true);
+  expect(await db.expiredRunFolder.findMany({ select: { runId: true, hostId: true } })).toEqual([
+    { runId: failedRun, hostId: 'host-b' },
+  ]);
+  expect(await sweepHost({ ...h.services, hostId: 'host-b' })).toMatchObject({ expiredRunFoldersRemoved: 1 });
+  expect(await db.expiredRunFolder.count()).toBe(0);
   for (const folder of finishedFolders) expect(existsSync(folder)).toBe(false);
   // the released hold keeps its row: a second release is still refused as not active
   expect(await db.treeHoldMember.count({ where: { holdId: releasedHold.id } })).toBe(0);
@@ -125,6 +207,29 @@ test('a day of work aged past the retention: finished work goes, live and guarde
 
   const second = await pass();
   expect(Object.values(second).every((count) => count === 0)).toBe(true);
+
+  // at zero days, only the live run, the active hold and the active watchdog (with its current review) remain
+  h.services.config.TREEWARDEN_RETENTION_DAYS = 0;
+  try {
+    await pass();
+  } finally {
+    h.services.config.TREEWARDEN_RETENTION_DAYS = 30;
+  }
+  const census = await censusOfRetainedRows(db, {
+    runIds: [live.id, activeHoldRun, reviewRun],
+    holdIds: [activeHold.id],
+    watchdogIds: [watchdogRow.id],
+    watchedIssueIds: [watched.issueId],
+  });
+  expect(census.strays).toEqual(Object.fromEntries(Object.keys(census.counts).map((table) => [table, []])));
+  expect(census.counts).toMatchObject({
+    Run: 3,
+    'ApiToken (run)': 1,
+    WebhookDelivery: aboutLiveState.length,
+    IdempotencyRecord: 0,
+    ExpiredRunFolder: 0,
+  });
+  expect(census.counts.TreeHoldMember).toBeGreaterThan(0);
 });
 
 test('zero days: a replayed wake key is still idempotent, and a just-released hold keeps its claims', async () => {

@@ -2,7 +2,8 @@
  * @module The CLI reaches the test stack's Temporal through @temporalio/envconfig only: a TOML profile naming the
  * stack's address and namespace (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE), no TEMPORAL_ADDRESS. A TLS setting that
  * cannot work fails with a message naming the TLS variables. TEMPORAL_API_KEY reaches the server as the
- * `authorization` metadata (a small gRPC server stands in: the dev server does not check keys) and no output shows it.
+ * `authorization` metadata (a small gRPC server stands in: the dev server does not check keys), from the CLI, from the
+ * API's client connection and from a worker's NativeConnection, and no output or log line shows it.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -11,7 +12,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Metadata, Server, ServerCredentials, type ServiceDefinition } from '@grpc/grpc-js';
 import { Client, Connection } from '@temporalio/client';
+import pino from 'pino';
 import { EXIT } from '../cli/errors';
+import { parseConfig } from '../domain/config';
+import { connectServices } from '../runtime/services';
+import { loadTemporalTarget } from '../temporal/connection';
+import { connectWorker } from '../temporal/worker-connection';
 import { testTemporal } from '../testing/stack';
 
 const root = path.join(__dirname, '..');
@@ -140,4 +146,49 @@ test('TEMPORAL_API_KEY reaches the frontend as the authorization metadata, and n
   } finally {
     frontend.close();
   }
+});
+
+/**
+ * Every line the connection code writes to its logger. (Temporal core's own log is not captured: the test runtime
+ * (testing/runtime.ts) leaves it on core's console, since forwarding it keeps jest from exiting.)
+ */
+function capturedLogs() {
+  const lines: string[] = [];
+  const log = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
+  return { log, lines };
+}
+
+test('the API and the worker connections send TEMPORAL_API_KEY as the authorization metadata; no log line shows it', async () => {
+  const frontend = await recordingFrontend();
+  const apiKey = `key-${randomUUID()}`;
+  const { log, lines } = capturedLogs();
+  const env = {
+    TEMPORAL_ADDRESS: frontend.address,
+    TEMPORAL_API_KEY: apiKey,
+    // an API key turns TLS on by itself (envconfig); TEMPORAL_TLS=false keeps the native connection plaintext too,
+    // so the grpc-js stand-in can answer it
+    TEMPORAL_TLS: 'false',
+  };
+  try {
+    // as api/main.ts and workers/main.ts connect: the same loader, the client's connection, then the worker's own
+    const target = loadTemporalTarget(env);
+    // the database is never reached: the client to it connects on its first query
+    const config = parseConfig({ DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none' });
+    const services = await connectServices(config, target, log);
+    const clientCalls = frontend.seen.length;
+    expect(clientCalls).toBeGreaterThan(0);
+    await services.close();
+    const worker = await connectWorker(target, log);
+    await worker.close();
+    const workerCalls = frontend.seen.slice(clientCalls);
+    expect(workerCalls.length).toBeGreaterThan(0);
+    for (const metadata of frontend.seen) expect(metadata.get('authorization')).toEqual([`Bearer ${apiKey}`]);
+  } finally {
+    frontend.close();
+  }
+  const logged = lines.join('\n');
+  expect(logged).toContain('connected to Temporal');
+  expect(logged).toContain('worker connected to Temporal');
+  expect(logged).toContain(`${frontend.address} (namespace default, plaintext + API key)`);
+  expect(logged).not.toContain(apiKey);
 });

@@ -2,19 +2,20 @@
  * Worker process: polls the task queue until SIGTERM/SIGINT, then drains in-flight work.
  * Several of these may serve one task queue at once.
  */
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig } from '../domain/config';
-import { connectionFailure, loadTemporalTarget } from '../temporal/connection';
+import { loadTemporalTarget } from '../temporal/connection';
+import { connectWorker } from '../temporal/worker-connection';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { createMetrics } from './metrics';
 import { registerSearchAttributes } from '../temporal/search-attributes';
 import { createWorker, recoverWorkflowsOncePerFleet } from './create-worker';
 import { startMetricsServer } from './metrics-server';
-import { connectServices, createLogger, exitAfterGraceOnSignal, type Services } from '../runtime/services';
+import { connectServices, createLogger, exitAfterGraceOnSignal } from '../runtime/services';
 import { agentQueue, hostQueue } from '../domain/task-queue';
-import { reapOrphans } from '../processes/orphans';
+import { sweepHost } from './host-sweep';
 import { registerPostmortemMetrics } from '../postmortem/postmortem-metrics';
 import { coreMetricsAddress } from './core-metrics';
 import { ensureRetentionSchedule } from '../retention/schedule';
@@ -50,9 +51,7 @@ async function main() {
   await registerSearchAttributes(services.connection, temporal.namespace, SEARCH_ATTRIBUTE_TYPES, (line) =>
     log.info(line),
   );
-  const connection = await NativeConnection.connect(temporal.connection).catch((error: unknown) => {
-    throw connectionFailure(temporal, error);
-  });
+  const connection = await connectWorker(temporal, log);
   const bundlePath = config.TREEWARDEN_WORKFLOW_BUNDLE ?? join(config.TREEWARDEN_DATA_DIR, 'workflow-bundle.js');
   const metrics = createMetrics();
   registerPostmortemMetrics(metrics.registry, services.db, log);
@@ -78,8 +77,8 @@ async function main() {
   const retentionSchedule = await ensureRetentionSchedule(services.client, config.TREEWARDEN_TASK_QUEUE);
   const recovered = (await recoverWorkflowsOncePerFleet(services)) ?? { recovery: 'done by another worker lately' };
   // polling already: a stop this host's queue holds is served while the sweep looks for orphans
-  const reaped = await sweepOrphans(services);
-  const sweeping = setInterval(() => void sweepOrphans(services), config.TREEWARDEN_ORPHAN_SWEEP_MS);
+  const swept = await sweepHost(services);
+  const sweeping = setInterval(() => void sweepHost(services), config.TREEWARDEN_ORPHAN_SWEEP_MS);
   log.info(
     {
       taskQueue: config.TREEWARDEN_TASK_QUEUE,
@@ -90,7 +89,7 @@ async function main() {
       traces: tracing.exporting ? 'OTLP' : 'off',
       retentionSchedule,
       ...recovered,
-      ...reaped,
+      ...swept,
     },
     'worker started',
   );
@@ -105,17 +104,6 @@ async function main() {
 
 /** closing Temporal and database connections after the drain */
 const CLOSE_MARGIN_MS = 5_000;
-
-/** Orphan reaping never crashes the worker: a failed sweep is logged and the next one tries again. */
-async function sweepOrphans(services: Services): Promise<{ orphansReaped: number; pendingStopsVerified: number }> {
-  try {
-    const report = await reapOrphans(services);
-    return { orphansReaped: report.reaped.length, pendingStopsVerified: report.verified.length };
-  } catch (error) {
-    services.log.error({ err: error }, 'orphan sweep failed; the next sweep tries again');
-    return { orphansReaped: 0, pendingStopsVerified: 0 };
-  }
-}
 
 main().catch((error: unknown) => {
   process.stderr.write(`treewarden worker failed: ${error instanceof Error ? error.message : String(error)}\n`);
