@@ -37,7 +37,10 @@ export const watchdogBodySchema = z
   .object({
     agentId: uuidSchema,
     instructions: safeString().max(20_000).nullable().optional(),
-    mode: z.enum(WATCHDOG_MODES).optional().meta({ description: 'review (the default) or observe' }),
+    mode: z
+      .enum(WATCHDOG_MODES)
+      .optional()
+      .meta({ description: 'review or observe; omitted, review for a new watchdog and unchanged for an existing one' }),
   })
   .strict();
 

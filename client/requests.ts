@@ -36,7 +36,10 @@ export interface UpdateAgentRequest {
 export interface WatchdogConfig {
   agentId: string;
   instructions?: string | null;
-  /** `review` (the default): a new stop wakes the agent; `observe`: it is recorded and notified, nobody woken */
+  /**
+   * `review`: a new stop wakes the agent; `observe`: it is recorded and notified, nobody woken. Omitted: `review` for
+   * a new watchdog, unchanged for an existing one
+   */
   mode?: 'review' | 'observe';
 }
 

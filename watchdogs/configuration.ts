@@ -12,7 +12,7 @@ import { recordSubtreeChange } from '../changes/record';
 export interface WatchdogInput {
   agentId: string;
   instructions?: string | null;
-  /** `review` unless said: a PUT states the whole configuration */
+  /** omitted: `review` for a new watchdog, the current mode for an existing one (a form that does not show it) */
   mode?: WatchdogMode;
 }
 
@@ -44,8 +44,8 @@ export async function upsertWatchdog(
   assertWatchable(issue);
   await assertWatchdogAgent(tx, issue.companyId, input.agentId);
   const instructions = normalizeInstructions(input.instructions);
-  const mode = input.mode ?? 'review';
   const existing = await tx.watchdog.findUnique({ where: { activeIssueId: issue.id } });
+  const mode = input.mode ?? existing?.mode ?? 'review';
   if (existing) {
     const changed =
       existing.agentId !== input.agentId || existing.instructions !== instructions || existing.mode !== mode;
