@@ -41,6 +41,11 @@ export interface WatchdogConfig {
    * a new watchdog, unchanged for an existing one
    */
   mode?: 'review' | 'observe';
+  /**
+   * 0 to 100: re-checks of one reviewed stop (its agent woken again when a conditional acceptance runs out) before
+   * escalating to people. Omitted like `mode`: 3 for a new watchdog, unchanged for an existing one
+   */
+  repeatLimit?: number;
 }
 
 export interface ResolveBlockerRequest {
@@ -75,6 +80,11 @@ export interface UpdateIssueRequest {
    */
   blockedReason?: string | null;
   comment?: string;
+  /**
+   * ISO-8601, 1 second to 90 days ahead; a watchdog review task's disposition only (status `done`, or `in_review`
+   * handed to another assignee): the review accepts the stop until then, and the same stop is re-checked then
+   */
+  recheckAfter?: string;
 }
 
 export interface WakeRequest {

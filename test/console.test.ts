@@ -164,10 +164,16 @@ test("editing an observe-mode watchdog's instructions in the console keeps it ob
   await page.goto(`/ui/issues/${root.id}`);
   expect(await page.getByLabel('Mode').inputValue()).toBe('observe');
   await page.getByLabel('Instructions').fill('check the rollout notes');
+  await page.getByLabel('Re-checks before escalating').fill('5');
   await page.getByRole('button', { name: 'Update watchdog' }).click();
   await page.locator('#action-result').getByText('Watchdog updated').waitFor();
   const after = await h.request('GET', `/api/issues/${root.id}/watchdog`, acme.token);
-  expect(after.body).toMatchObject({ id: put.body.id, mode: 'observe', instructions: 'check the rollout notes' });
+  expect(after.body).toMatchObject({
+    id: put.body.id,
+    mode: 'observe',
+    instructions: 'check the rollout notes',
+    repeatLimit: 5,
+  });
   // the instructions are fingerprint material: the edited watchdog's stop is a new one, observed, not reviewed
   await eventually('the edited stop observed', async () => {
     const row = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: put.body.id } });

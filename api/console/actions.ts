@@ -113,15 +113,19 @@ export function registerConsoleActions(app: FastifyInstance, kit: ConsoleKit) {
           agentId: z.string(),
           instructions: z.string().max(20_000).optional(),
           mode: z.enum(WATCHDOG_MODES).optional(),
+          repeatLimit: z.string().max(10).optional(),
         }),
       },
     },
     async (request, reply) => {
-      const { agentId, instructions, mode } = request.body;
+      const { agentId, instructions, mode, repeatLimit } = request.body;
+      // a blank limit keeps the watchdog's; anything else is the API's to refuse (a 400 naming repeatLimit)
+      const limit = repeatLimit?.trim() ? { repeatLimit: Number(repeatLimit) } : {};
       const answer = await call(request, 'PUT', `/api/issues/${request.params.id}/watchdog`, {
         agentId,
         instructions: instructions?.trim() ? instructions : null,
         ...(mode ? { mode } : {}),
+        ...limit,
       });
       return result(reply, answer, answer.status === 201 ? 'Watchdog set' : 'Watchdog updated', (w) => ({
         id: w.id,
