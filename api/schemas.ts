@@ -221,6 +221,15 @@ export const Watchdog = named(
     lastEvaluation: z.looseObject({ watchdogId: z.string(), state: z.string(), evaluatedAt: z.string() }).nullable(),
     triggerCount: z.number(),
     lastTriggeredAt: timestamp.nullable(),
+    repeatLimit: z.number().meta({ description: 're-checks of one reviewed stop before escalating to people' }),
+    acceptedUntil: timestamp
+      .nullable()
+      .meta({ description: 'the reviewed stop is accepted until then (its re-check); null: for good, or none' }),
+    recheckCount: z.number().meta({ description: 're-checks of the reviewed stop so far' }),
+    escalatedFingerprint: z
+      .string()
+      .nullable()
+      .meta({ description: 'the reviewed stop escalated to people once its re-checks ran out' }),
     createdAt: timestamp,
     updatedAt: timestamp,
   }),

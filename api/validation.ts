@@ -9,6 +9,7 @@ import { uuidSchema } from '../domain/ids';
 import { safeString } from '../domain/safe-input';
 import { ISSUE_STATUSES } from '../domain/statuses';
 import { WATCHDOG_MODES } from '../domain/watchdog';
+import { REPEAT_LIMIT_MAX } from '../domain/watchdog-recheck';
 import type { ScopedActor } from '../domain/actor';
 
 /** Path parameters, each a UUID: as a route's `params` schema, a malformed id is a 400 naming it. */
@@ -37,7 +38,22 @@ export const watchdogBodySchema = z
   .object({
     agentId: uuidSchema,
     instructions: safeString().max(20_000).nullable().optional(),
-    mode: z.enum(WATCHDOG_MODES).optional().meta({ description: 'review (the default) or observe' }),
+    mode: z
+      .enum(WATCHDOG_MODES)
+      .optional()
+      .meta({ description: 'review or observe; omitted, review for a new watchdog and unchanged for an existing one' }),
+    repeatLimit: z
+      .number()
+      .int()
+      .min(0)
+      .max(REPEAT_LIMIT_MAX)
+      .optional()
+      .meta({
+        description:
+          'how many times one reviewed stop is re-checked (its agent woken again) once a conditional acceptance ' +
+          'runs out, before the watchdog escalates to people instead; omitted, 3 for a new watchdog and unchanged ' +
+          'for an existing one',
+      }),
   })
   .strict();
 
@@ -61,5 +77,13 @@ export const updateIssueBody = z
     blockedByIssueIds: z.array(uuidSchema).max(1000).optional(),
     blockedReason: blockedReasonSchema.optional(),
     comment: safeString().max(100_000).optional(),
+    recheckAfter: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({
+        description:
+          'a watchdog review task only, with status done or in_review handed off: the review accepts the stop ' +
+          'until then (1 second to 90 days ahead), and the same stop is evaluated again at that time',
+      }),
   })
   .strict();

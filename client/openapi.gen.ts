@@ -407,6 +407,7 @@ export interface paths {
                             instructions?: string | null;
                             /** @enum {string} */
                             mode?: "review" | "observe";
+                            repeatLimit?: number;
                         };
                     };
                 };
@@ -521,6 +522,8 @@ export interface paths {
                         blockedByIssueIds?: string[];
                         blockedReason?: string | null;
                         comment?: string;
+                        /** Format: date-time */
+                        recheckAfter?: string;
                     };
                 };
             };
@@ -929,6 +932,7 @@ export interface paths {
                         instructions?: string | null;
                         /** @enum {string} */
                         mode?: "review" | "observe";
+                        repeatLimit?: number;
                     };
                 };
             };
@@ -2662,6 +2666,10 @@ export interface components {
             }) | null;
             triggerCount: number;
             lastTriggeredAt: string | null;
+            repeatLimit: number;
+            acceptedUntil: string | null;
+            recheckCount: number;
+            escalatedFingerprint: string | null;
             createdAt: string;
             updatedAt: string;
         };

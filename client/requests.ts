@@ -36,8 +36,16 @@ export interface UpdateAgentRequest {
 export interface WatchdogConfig {
   agentId: string;
   instructions?: string | null;
-  /** `review` (the default): a new stop wakes the agent; `observe`: it is recorded and notified, nobody woken */
+  /**
+   * `review`: a new stop wakes the agent; `observe`: it is recorded and notified, nobody woken. Omitted: `review` for
+   * a new watchdog, unchanged for an existing one
+   */
   mode?: 'review' | 'observe';
+  /**
+   * 0 to 100: re-checks of one reviewed stop (its agent woken again when a conditional acceptance runs out) before
+   * escalating to people. Omitted like `mode`: 3 for a new watchdog, unchanged for an existing one
+   */
+  repeatLimit?: number;
 }
 
 export interface ResolveBlockerRequest {
@@ -72,6 +80,11 @@ export interface UpdateIssueRequest {
    */
   blockedReason?: string | null;
   comment?: string;
+  /**
+   * ISO-8601, 1 second to 90 days ahead; a watchdog review task's disposition only (status `done`, or `in_review`
+   * handed to another assignee): the review accepts the stop until then, and the same stop is re-checked then
+   */
+  recheckAfter?: string;
 }
 
 export interface WakeRequest {

@@ -18,6 +18,7 @@ export type NotificationKind =
   | 'tree_released'
   | 'execution_blocker_created'
   | 'watchdog_stopped'
+  | 'watchdog_escalated'
   | 'run_finished'
   | 'issue_done'
   | 'issue_cancelled';
@@ -107,26 +108,9 @@ export function notificationFor(write: RecordedWrite): NotificationFact | null {
         },
       };
     }
-    case 'issue.task_watchdog_triggered': {
-      const watchdogId = str(details.watchdogId);
-      const fingerprint = str(details.stopFingerprint);
-      if (!watchdogId || !fingerprint) return null;
-      return {
-        event: 'new_blocker',
-        kind: 'watchdog_stopped',
-        subject: `task-watchdog:${watchdogId}`,
-        // one per stop fingerprint, like the watchdog's own wake
-        stateVersion: fingerprint,
-        issueId: entityId,
-        data: {
-          watchdogId,
-          watchedIssueId: entityId,
-          fingerprint,
-          reviewIssueId: details.reviewIssueId ?? null,
-          stoppedLeafIds: details.stoppedLeaves ?? [],
-        },
-      };
-    }
+    case 'issue.task_watchdog_triggered':
+    case 'issue.task_watchdog_escalated':
+      return watchdogFact(action === 'issue.task_watchdog_escalated', entityId, details);
     default: {
       const finished = /^run\.(succeeded|failed|cancelled|timed_out)$/.exec(action);
       if (!finished || write.entityType !== 'run') return null;
@@ -146,6 +130,34 @@ export function notificationFor(write: RecordedWrite): NotificationFact | null {
       };
     }
   }
+}
+
+/** A watchdog's new stop (`watchdog_stopped`) or its escalation to people (`watchdog_escalated`): once per stop. */
+function watchdogFact(
+  escalated: boolean,
+  watchedIssueId: string,
+  details: Record<string, unknown>,
+): NotificationFact | null {
+  const watchdogId = str(details.watchdogId);
+  const fingerprint = str(details.stopFingerprint);
+  if (!watchdogId || !fingerprint) return null;
+  const stop = { watchdogId, watchedIssueId, fingerprint };
+  return {
+    event: 'new_blocker',
+    kind: escalated ? 'watchdog_escalated' : 'watchdog_stopped',
+    subject: `task-watchdog:${watchdogId}`,
+    // once per stop fingerprint, like the watchdog's own wake; its escalation is a fact of its own
+    stateVersion: escalated ? `escalated:${fingerprint}` : fingerprint,
+    issueId: watchedIssueId,
+    data: escalated
+      ? {
+          ...stop,
+          interactionId: details.interactionId ?? null,
+          rechecks: details.recheckCount ?? null,
+          repeatLimit: details.repeatLimit ?? null,
+        }
+      : { ...stop, reviewIssueId: details.reviewIssueId ?? null, stoppedLeafIds: details.stoppedLeaves ?? [] },
+  };
 }
 
 function issuePhaseStart(issueId: string, previousStatus: string | null): NotificationFact {

@@ -4,6 +4,7 @@
  * so a bookkeeping write cannot re-arm the watchdog (Paperclip #9997, #10208, #10219).
  */
 import { createHash } from 'node:crypto';
+import { acceptsStop } from './watchdog-recheck';
 
 export const MAX_WATCHDOG_DEPTH = 100;
 
@@ -45,8 +46,9 @@ export interface EvaluationSummary {
    * `review_running`: a new stop was seen while the review run is queued or running; it is recorded
    * (`fingerprint`, lastObservedFingerprint) and not dispatched. The run's end re-evaluates once.
    * `observed`: an observe-mode watchdog saw a stop; it is recorded and notified once, nobody is woken.
+   * `escalated`: the reviewed stop's conditional acceptances ran out (repeatLimit); people were asked, nobody woken.
    */
-  state: EvaluationState | 'already_reviewed' | 'review_running' | 'observed' | 'removed';
+  state: EvaluationState | 'already_reviewed' | 'review_running' | 'observed' | 'escalated' | 'removed';
   fingerprint: string | null;
   lastReviewedFingerprint: string | null;
   includedCount: number;
@@ -58,8 +60,9 @@ export interface EvaluationSummary {
   /** ISO-8601 */
   evaluatedAt: string;
   /**
-   * ISO-8601: when the earliest first-run grace among the pending leaves ends, so the workflow
-   * evaluates again then instead of at the next change or safety tick. Absent unless pending_first_run.
+   * ISO-8601: when the workflow evaluates again instead of at the next change or safety tick: the end of the
+   * earliest first-run grace among the pending leaves (pending_first_run), or the re-check of a stop a review
+   * accepted only until then (already_reviewed). Absent otherwise.
    */
   recheckAt?: string;
 }
@@ -192,10 +195,9 @@ export function isShrinkOnly(current: readonly string[], reviewed: readonly stri
   return current.every((digest) => seen.has(digest));
 }
 
-/** A review task has reached a disposition when it is done, blocked, or handed to a reviewer. */
+/** A review task has reached a disposition when it is blocked or accepts the stop (done, handed to a reviewer). */
 export function isReviewDisposition(status: string, assigneeAgentId: string | null, watchdogAgentId: string): boolean {
-  if (status === 'done' || status === 'blocked') return true;
-  return status === 'in_review' && assigneeAgentId !== watchdogAgentId;
+  return status === 'blocked' || acceptsStop(status, assigneeAgentId, watchdogAgentId);
 }
 
 /** What a watchdog does with a new stop: wake its agent on the review task, or only record and notify it. */

@@ -10,6 +10,7 @@ import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
 import { activeHoldsCovering } from './tree';
 import { upsertWatchdog, type WatchdogInput } from '../watchdogs/configuration';
+import { stateRecheckAfter } from '../watchdogs/recheck-after';
 import { blockersOfIssue } from '../runs/execution-blockers';
 import { blockedReasonOnCreate, blockedReasonOnUpdate } from './blocked-exits';
 import { wakeAndDispatch } from '../runs/wakes';
@@ -121,6 +122,8 @@ export interface UpdateIssueInput {
   blockedByIssueIds?: string[];
   blockedReason?: string | null;
   comment?: string;
+  /** ISO-8601; on a review task's accepting disposition only (watchdogs/recheck-after.ts) */
+  recheckAfter?: string;
 }
 
 export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: string, input: UpdateIssueInput) {
@@ -137,6 +140,7 @@ export async function updateIssue(deps: Deps, actor: ScopedActor, issueId: strin
         deny('a watchdog run may reassign issues to active agents, not unassign them');
     }
     if (input.assigneeAgentId) await assertAssignable(tx, actor.companyId, input.assigneeAgentId);
+    await stateRecheckAfter(tx, issue, input, new Date());
     if (input.blockedByIssueIds) await assertBlockersInCompany(tx, actor.companyId, issueId, input.blockedByIssueIds);
     const blockedReason = await blockedReasonOnUpdate(tx, issue, input);
     if (input.blockedByIssueIds) {

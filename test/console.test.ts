@@ -3,7 +3,8 @@
  * playwright-core) against a real stack: sign-in by board token into an httpOnly SameSite=Strict
  * session, a seeded tree that expands lazily, a pause whose live run turns cancelled without a reload,
  * the release and its resume, a hold whose stop left a survivor until it is gone, a live run's pids on its run page, a blocker resolved, no data of
- * another company, a watched issue and its review task linked both ways with the review run's write in the feed, a refused request without the CSRF token, and sign-out revoking the session.
+ * another company, a watched issue and its review task linked both ways with the review run's write in the feed, an observe-mode
+ * watchdog edited in the form and still observing, a refused request without the CSRF token, and sign-out revoking the session.
  * Screenshots of each page are kept under .tmp/console-screenshots (git-ignored).
  */
 import { spawn } from 'node:child_process';
@@ -148,6 +149,37 @@ test("a watched issue and its review task link to each other, and the feed shows
   const facts = await written.locator(`[data-watchdog-run="${run.id}"]`).innerText();
   for (const id of [put.body.id, run.issueId, run.id, run.reviewFingerprint!]) expect(facts).toContain(id.slice(0, 8));
   await shot(page, 'tree-watchdog-feed');
+  await context.close();
+});
+
+test("editing an observe-mode watchdog's instructions in the console keeps it observing and wakes nobody", async () => {
+  const watcher = await acme.agent();
+  const root = await acme.issue({ title: 'Observed rollout' });
+  await acme.issue({ title: 'Rollout notes', parentId: root.id, status: 'done' });
+  const put = await h.request('PUT', `/api/issues/${root.id}/watchdog`, acme.token, {
+    agentId: watcher.id,
+    mode: 'observe',
+  });
+  const { context, page } = await signedIn(acme.token);
+  await page.goto(`/ui/issues/${root.id}`);
+  expect(await page.getByLabel('Mode').inputValue()).toBe('observe');
+  await page.getByLabel('Instructions').fill('check the rollout notes');
+  await page.getByLabel('Re-checks before escalating').fill('5');
+  await page.getByRole('button', { name: 'Update watchdog' }).click();
+  await page.locator('#action-result').getByText('Watchdog updated').waitFor();
+  const after = await h.request('GET', `/api/issues/${root.id}/watchdog`, acme.token);
+  expect(after.body).toMatchObject({
+    id: put.body.id,
+    mode: 'observe',
+    instructions: 'check the rollout notes',
+    repeatLimit: 5,
+  });
+  // the instructions are fingerprint material: the edited watchdog's stop is a new one, observed, not reviewed
+  await eventually('the edited stop observed', async () => {
+    const row = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: put.body.id } });
+    return row.triggerCount === 2 ? row : null;
+  });
+  expect(await h.services.db.wakeRequest.count({ where: { reviewWatchdogId: put.body.id } })).toBe(0);
   await context.close();
 });
 

@@ -43,6 +43,7 @@ test('observe mode records and notifies a new stop once, wakes nobody, and revie
   });
   expect(triggered).toHaveLength(1);
   expect(triggered[0].details).toMatchObject({ mode: 'observe', watchdogId, reviewIssueId: null });
+  const observedFingerprint = (triggered[0].details as { stopFingerprint: string }).stopFingerprint;
   const notifications = await db.notification.findMany({ where: { subject: `task-watchdog:${watchdogId}` } });
   expect(notifications.map((n) => n.kind)).toEqual(['watchdog_stopped']);
   // nobody woken: no review task, no wake, no run
@@ -52,11 +53,26 @@ test('observe mode records and notifies a new stop once, wakes nobody, and revie
   expect((await h.request('GET', `/api/issues/${root.id}/watchdog`, c.token)).body).toMatchObject({
     mode: 'observe',
     triggerCount: 1,
-    lastObservedFingerprint: (triggered[0].details as { stopFingerprint: string }).stopFingerprint,
+    lastObservedFingerprint: observedFingerprint,
   });
 
+  // a PUT without a mode (the console's form before it showed one) keeps observe mode: nobody is woken
+  const edited = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, {
+    agentId: watcher.id,
+    instructions: 'check the release notes',
+  });
+  expect([edited.status, edited.body.mode]).toEqual([200, 'observe']);
+  await eventually('the edited stop observed', async () => {
+    const last = (await state(root.id)).lastEvaluation;
+    return last?.state === 'observed' && last.fingerprint !== observedFingerprint ? last : null;
+  });
+  expect(await db.wakeRequest.count({ where: { companyId: c.companyId } })).toBe(0);
+
   // review mode: the same stop was never reviewed, so the agent is woken for it
-  const review = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id });
+  const review = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, {
+    agentId: watcher.id,
+    mode: 'review',
+  });
   expect([review.status, review.body.mode]).toEqual([200, 'review']);
   await eventually('the review wake', async () =>
     (await db.wakeRequest.count({ where: { reviewWatchdogId: watchdogId } })) === 1 ? true : null,

@@ -5,6 +5,7 @@ import type { Actor } from '../domain/actor';
 import { AppError } from '../domain/errors';
 import { isInvokable, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import { normalizeInstructions, type WatchdogMode } from '../domain/watchdog';
+import { DEFAULT_REPEAT_LIMIT } from '../domain/watchdog-recheck';
 import { logActivity } from '../db/activity-log';
 import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
@@ -12,8 +13,10 @@ import { recordSubtreeChange } from '../changes/record';
 export interface WatchdogInput {
   agentId: string;
   instructions?: string | null;
-  /** `review` unless said: a PUT states the whole configuration */
+  /** omitted: `review` for a new watchdog, the current mode for an existing one (a form that does not show it) */
   mode?: WatchdogMode;
+  /** re-checks of one reviewed stop before escalating; omitted like `mode`: the default for a new one, else kept */
+  repeatLimit?: number;
 }
 
 /** Validates the agent for a watchdog: same company, invokable. Throws the documented refusals. */
@@ -44,15 +47,19 @@ export async function upsertWatchdog(
   assertWatchable(issue);
   await assertWatchdogAgent(tx, issue.companyId, input.agentId);
   const instructions = normalizeInstructions(input.instructions);
-  const mode = input.mode ?? 'review';
   const existing = await tx.watchdog.findUnique({ where: { activeIssueId: issue.id } });
+  const mode = input.mode ?? existing?.mode ?? 'review';
+  const repeatLimit = input.repeatLimit ?? existing?.repeatLimit ?? DEFAULT_REPEAT_LIMIT;
   if (existing) {
     const changed =
-      existing.agentId !== input.agentId || existing.instructions !== instructions || existing.mode !== mode;
+      existing.agentId !== input.agentId ||
+      existing.instructions !== instructions ||
+      existing.mode !== mode ||
+      existing.repeatLimit !== repeatLimit;
     const updated = changed
       ? await tx.watchdog.update({
           where: { id: existing.id },
-          data: { agentId: input.agentId, instructions, mode, revision: { increment: 1 } },
+          data: { agentId: input.agentId, instructions, mode, repeatLimit, revision: { increment: 1 } },
         })
       : existing;
     if (changed) {
@@ -62,7 +69,7 @@ export async function upsertWatchdog(
         action: 'issue.watchdog_updated',
         entityType: 'issue',
         entityId: issue.id,
-        details: { watchdogId: existing.id, agentId: input.agentId, mode, revision: updated.revision },
+        details: { watchdogId: existing.id, agentId: input.agentId, mode, repeatLimit, revision: updated.revision },
       });
       // the configuration is a fingerprint input
       await recordSubtreeChange(tx, [issue.id], 'watchdog_updated');
@@ -83,6 +90,7 @@ export async function upsertWatchdog(
       agentId: input.agentId,
       instructions,
       mode,
+      repeatLimit,
       reviewIssueId: previous?.reviewIssueId ?? null,
     },
   });
@@ -92,7 +100,7 @@ export async function upsertWatchdog(
     action: 'issue.watchdog_created',
     entityType: 'issue',
     entityId: issue.id,
-    details: { watchdogId: watchdog.id, agentId: input.agentId, mode },
+    details: { watchdogId: watchdog.id, agentId: input.agentId, mode, repeatLimit },
   });
   // the change starts the new watchdog's workflow (signal-with-start), which evaluates at once
   await recordSubtreeChange(tx, [issue.id], 'watchdog_created');

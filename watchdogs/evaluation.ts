@@ -14,6 +14,10 @@ import { logSystemActivity } from '../db/activity-log';
 import { loadEvaluationInput, type WatchdogSnapshot } from './subtree-snapshot';
 import type { Deps } from '../runtime/deps';
 import { logStopTriggered, triggerReview } from './review-wake';
+import { evaluateReviewedStop, recordReviewDisposition } from './reviewed-stop';
+
+/** What an evaluation adds to its verdict: whether it woke the agent, on which review task, when it looks again. */
+type Outcome = { woke?: boolean; reviewIssueId?: string | null; recheckAt?: string | null };
 
 /**
  * Evaluates one watchdog and, for a new stop, ensures one review task and one wake. Safe to
@@ -42,31 +46,14 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
     };
   }
   let lastReviewed = watchdog.lastReviewedFingerprint;
+  let current = watchdog;
   if (
     review &&
     watchdog.pendingReviewFingerprint &&
     isReviewDisposition(review.status, review.assigneeAgentId, watchdog.agentId)
   ) {
     lastReviewed = watchdog.pendingReviewFingerprint;
-    await deps.db.$transaction(async (tx) => {
-      // the reviewed stop's leaves come along: a later stop made only of them is not new (shrink-only)
-      await tx.$executeRaw`
-        UPDATE "Watchdog" SET "lastReviewedFingerprint" = "pendingReviewFingerprint",
-          "reviewedLeafDigests" = "pendingReviewLeafDigests", "pendingReviewFingerprint" = NULL,
-          "pendingReviewLeafDigests" = '{}', "updatedAt" = now()
-        WHERE id = ${watchdogId}::uuid`;
-      await logSystemActivity(tx, watchdog.companyId, {
-        action: 'issue.task_watchdog_fingerprint_reviewed',
-        entityType: 'issue',
-        entityId: watchdog.issueId,
-        details: {
-          watchdogId,
-          reviewIssueId: review.id,
-          reviewedFingerprint: lastReviewed,
-          reviewIssueStatus: review.status,
-        },
-      });
-    });
+    current = { ...watchdog, ...(await recordReviewDisposition(deps, watchdog, review)) };
   }
   const result = classifySubtree(
     nodes,
@@ -76,8 +63,7 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
   );
   const summary = (
     state: EvaluationSummary['state'],
-    woke = false,
-    reviewIssueId = watchdog.reviewIssueId,
+    { woke = false, reviewIssueId = watchdog.reviewIssueId, recheckAt = result.firstRunGraceEndsAt }: Outcome = {},
   ): EvaluationSummary => ({
     ...base,
     state,
@@ -89,17 +75,21 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
     incompleteIssueIds: result.incompleteIssueIds,
     woke,
     reviewIssueId,
-    ...(result.firstRunGraceEndsAt ? { recheckAt: result.firstRunGraceEndsAt } : {}),
+    ...(recheckAt ? { recheckAt } : {}),
   });
   await recordIncompleteness(deps, watchdog, result);
   if (result.state !== 'stopped') return persist(deps, watchdog, summary(result.state));
-  if (result.fingerprint === lastReviewed) return persist(deps, watchdog, summary('already_reviewed'));
+  const reviewedStop = async () => {
+    const { state, ...outcome } = await evaluateReviewedStop(deps, current, result, evaluatedAt);
+    return persist(deps, watchdog, summary(state, outcome));
+  };
+  if (result.fingerprint === lastReviewed) return reviewedStop();
   // the last evaluation saw this very stop against the same reviewed one: it was not shrink-only then either
   const seenBefore =
     result.fingerprint === watchdog.lastObservedFingerprint && lastReviewed === watchdog.lastReviewedFingerprint;
   if (lastReviewed && !seenBefore && (await acceptShrunkStop(deps, watchdog, lastReviewed, result))) {
     lastReviewed = result.fingerprint;
-    return persist(deps, watchdog, summary('already_reviewed'));
+    return reviewedStop();
   }
   if (watchdog.mode === 'observe') {
     await recordObservedStop(deps, watchdog, result);
@@ -107,7 +97,7 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
   }
   const trigger = await triggerReview(deps, watchdogId, result);
   if (trigger.kind === 'review_running') return persist(deps, watchdog, summary('review_running'), result.fingerprint);
-  return persist(deps, watchdog, summary('stopped', trigger.woke, trigger.reviewIssueId), result.fingerprint);
+  return persist(deps, watchdog, summary('stopped', trigger), result.fingerprint);
 }
 
 /**
@@ -208,11 +198,14 @@ async function recordIncompleteness(
 
 /**
  * The safety tick's question, one statement: has a recorded change reached this watchdog since its last evaluation
- * (or is it no longer active, which an evaluation reports as removed)?
+ * (or is it no longer active, which an evaluation reports as removed), or is its reviewed stop's re-check due? The
+ * re-check's timer ends in such a tick; a re-check or an escalation clears `acceptedUntil`, so it is due once.
  */
 export async function watchdogChangedSinceEvaluation(deps: Deps, watchdogId: string): Promise<boolean> {
+  // due by the clock the evaluation decides by (the worker's), in epoch milliseconds as the evaluation reads it
   const [row] = await deps.db.$queryRaw<{ changed: boolean }[]>`
-    SELECT ("changeVersion" <> "evaluatedChangeVersion" OR status <> 'active') AS changed
+    SELECT ("changeVersion" <> "evaluatedChangeVersion" OR status <> 'active'
+      OR date_part('epoch', "acceptedUntil") * 1000 <= ${Date.now()}) AS changed
     FROM "Watchdog" WHERE id = ${watchdogId}::uuid`;
   return row?.changed ?? true;
 }

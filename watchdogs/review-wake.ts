@@ -38,6 +38,21 @@ export function logStopTriggered(
   });
 }
 
+/** The audit record of a re-check: the same stop, reviewed again (its `watchdog_stopped` was notified already). */
+function logRecheck(
+  tx: Tx,
+  watchdog: { id: string; companyId: string; issueId: string },
+  fingerprint: string,
+  how: { reviewIssueId: string; wakeRequestId: string; recheck: number; repeatLimit: number },
+) {
+  return logSystemActivity(tx, watchdog.companyId, {
+    action: 'issue.task_watchdog_rechecked',
+    entityType: 'issue',
+    entityId: watchdog.issueId,
+    details: { watchdogId: watchdog.id, stopFingerprint: fingerprint, ...how },
+  });
+}
+
 /**
  * The review run is live while its wake is queued or a run on the review task is queued, running
  * or waiting to retry. Seed 000: only one review is ever live, so a new stop waits for it to end.
@@ -53,7 +68,16 @@ async function reviewRunLive(tx: Tx, reviewIssueId: string | null): Promise<bool
 
 type TriggerOutcome = { kind: 'review_running' } | { kind: 'triggered'; woke: boolean; reviewIssueId: string };
 
-export async function triggerReview(deps: Deps, watchdogId: string, result: Classification): Promise<TriggerOutcome> {
+/**
+ * Wakes the watchdog agent on its review task for the stop: a new one, or (`recheck`, 1-based) the reviewed stop
+ * again once its conditional acceptance ran out, under a key of its own so each re-check wakes once.
+ */
+export async function triggerReview(
+  deps: Deps,
+  watchdogId: string,
+  result: Classification,
+  recheck?: number,
+): Promise<TriggerOutcome> {
   const fingerprint = result.fingerprint!;
   const outcome = await deps.db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
@@ -74,6 +98,7 @@ export async function triggerReview(deps: Deps, watchdogId: string, result: Clas
         blockedLeaves: await blockedLeafExits(tx, result.stoppedLeaves),
         mandate: WATCHDOG_DEFAULT_MANDATE,
         instructions: watchdog.instructions,
+        ...(recheck ? { recheck: { number: recheck, repeatLimit: watchdog.repeatLimit } } : {}),
         capabilities: {
           watchedRootIssueId: watchdog.issueId,
           reviewIssueId: reviewIssue.id,
@@ -90,7 +115,7 @@ export async function triggerReview(deps: Deps, watchdogId: string, result: Clas
       reason: 'task_watchdog_stopped_subtree',
       directive,
       review: { watchdogId, fingerprint },
-      idempotencyKey: `task_watchdog:${watchdogId}:${fingerprint}`,
+      idempotencyKey: `task_watchdog:${watchdogId}:${fingerprint}${recheck ? `:recheck:${recheck}` : ''}`,
     });
     if (wake.created) {
       await tx.watchdog.update({
@@ -103,13 +128,13 @@ export async function triggerReview(deps: Deps, watchdogId: string, result: Clas
           }),
           triggerCount: { increment: 1 },
           lastTriggeredAt: new Date(),
+          // the acceptance that ran out is spent: the re-check's review decides anew
+          ...(recheck ? { recheckCount: recheck, acceptedUntil: null } : {}),
         },
       });
-      await logStopTriggered(tx, watchdog, result, {
-        mode: 'review',
-        reviewIssueId: reviewIssue.id,
-        wakeRequestId: wake.wake.id,
-      });
+      const how = { mode: 'review' as const, reviewIssueId: reviewIssue.id, wakeRequestId: wake.wake.id };
+      if (recheck) await logRecheck(tx, watchdog, fingerprint, { ...how, recheck, repeatLimit: watchdog.repeatLimit });
+      else await logStopTriggered(tx, watchdog, result, how);
     }
     return { wakeId: wake.wake.id, created: wake.created, reviewIssueId: reviewIssue.id };
   });

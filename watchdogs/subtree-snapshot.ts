@@ -6,6 +6,7 @@
 import { Prisma, type Db } from '../db/prisma';
 import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import { MAX_WATCHDOG_DEPTH, NO_IDS, type SubtreeNode, type WatchdogMode } from '../domain/watchdog';
+import { ESCALATION_INTERACTION_KIND } from '../domain/watchdog-recheck';
 import { treeWalk } from '../issues/tree-walk';
 
 /** What an evaluation reads of its watchdog. */
@@ -25,6 +26,11 @@ export interface WatchdogSnapshot {
   incompleteIssueIds: string[];
   /** bumped by the change dispatcher for every round that reaches this watchdog */
   changeVersion: number;
+  /** the reviewed stop's conditional acceptance (epoch milliseconds, as createdAtMs), its re-arms and escalation */
+  acceptedUntilMs: number | null;
+  recheckCount: number;
+  repeatLimit: number;
+  escalatedFingerprint: string | null;
 }
 
 export interface EvaluationInput {
@@ -76,7 +82,8 @@ function walkWithFacts(root: Prisma.Sql): Prisma.Sql {
       UNION ALL SELECT 'blocker', "issueId", "blockerIssueId"::text
         FROM "IssueBlocker" WHERE "issueId" IN (SELECT id FROM t)
       UNION ALL SELECT 'pending_interaction', "issueId", id::text
-        FROM "Interaction" WHERE status = 'pending' AND "issueId" IN (SELECT id FROM t)
+        FROM "Interaction" WHERE status = 'pending' AND kind <> ${ESCALATION_INTERACTION_KIND}
+          AND "issueId" IN (SELECT id FROM t)
       UNION ALL SELECT 'execution_blocker', "issueId", id::text
         FROM "ExecutionBlocker" WHERE status = 'active' AND "issueId" IN (SELECT id FROM t)
     ),
@@ -140,7 +147,9 @@ export async function loadEvaluationInput(db: Db, watchdogId: string): Promise<E
           'instructions', instructions, 'mode', mode, 'reviewIssueId', "reviewIssueId",
           'lastObservedFingerprint', "lastObservedFingerprint", 'lastReviewedFingerprint', "lastReviewedFingerprint",
           'pendingReviewFingerprint', "pendingReviewFingerprint",
-          'incompleteIssueIds', "incompleteIssueIds", 'changeVersion', "changeVersion") FROM wd),
+          'incompleteIssueIds', "incompleteIssueIds", 'changeVersion', "changeVersion",
+          'acceptedUntilMs', round(date_part('epoch', "acceptedUntil") * 1000), 'recheckCount', "recheckCount",
+          'repeatLimit', "repeatLimit", 'escalatedFingerprint', "escalatedFingerprint") FROM wd),
         'review', (SELECT json_build_object('id', i.id, 'status', i.status, 'assigneeAgentId', i."assigneeAgentId")
           FROM wd JOIN "Issue" i ON i.id = wd."reviewIssueId" WHERE wd."pendingReviewFingerprint" IS NOT NULL)
       )::text AS ref

@@ -46,6 +46,8 @@ const watchdogLocalActivities = proxyLocalActivities<Activities>({
 
 /** Evaluations in the delivering workflow task, bursts paced by the debounce, and a safety tick of one statement. */
 const LOCAL_EVALUATION_PATCH = 'evaluate-in-the-delivering-task';
+/** A stop a review accepted only until a time is evaluated again then, on a timer of its own (issue 29, item 1). */
+const RECHECK_PATCH = 'recheck-conditionally-accepted-stops';
 
 export interface TaskWatchdogInput {
   watchdogId: string;
@@ -107,7 +109,7 @@ export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<Wa
 
   for (;;) {
     setCurrentDetails(watchdog.describe());
-    const wait = watchdog.nextWait(input.tickMs);
+    const wait = watchdog.nextWait(input.tickMs, watchdog.awaitsRecheck() && patched(RECHECK_PATCH));
     const signalled = await condition(() => watchdog.needsAttention() || historyFull(), wait.ms, {
       summary: wait.summary,
     });

@@ -1,8 +1,11 @@
 import type { EvaluationSummary } from '../domain/watchdog';
 import type { SubtreeChange, WatchdogWorkflowState } from './definitions';
 
-/** A timer never shorter than this: the grace end comes from the database's clock, not the workflow's. */
-const MIN_GRACE_RECHECK_MS = 250;
+/**
+ * A timer never shorter than this: a grace end comes from the database's clock, a re-check's from the worker's that
+ * evaluated, neither from the workflow's.
+ */
+const MIN_RECHECK_MS = 250;
 
 /**
  * What one task watchdog run knows: its state (carried across continue-as-new), a successor that
@@ -101,17 +104,28 @@ export class WatchdogEntity {
   }
 
   /**
-   * How long to wait for a signal: the safety tick, or less when a first-run grace of the last
-   * evaluation ends sooner (else a leaf assigned and never woken stayed unreviewed until the tick).
+   * How long to wait for a signal: the safety tick, or less when a first-run grace of the last evaluation ends
+   * sooner (else a leaf assigned and never woken stayed unreviewed until the tick), or (`honourRecheck`, the
+   * `recheck-conditionally-accepted-stops` patch) when the re-check of a stop a review accepted only until then
+   * is due sooner. The timer's summary names which, so the Temporal UI shows a pending re-check.
    */
-  nextWait(tickMs: number): { ms: number; summary: string } {
+  nextWait(tickMs: number, honourRecheck: boolean): { ms: number; summary: string } {
     const last = this.state.lastEvaluation;
-    if (last?.state !== 'pending_first_run' || !last.recheckAt) {
-      return { ms: tickMs, summary: 'Wait for a subtree change or the safety tick' };
+    const tick = { ms: tickMs, summary: 'Wait for a subtree change or the safety tick' };
+    if (!last?.recheckAt) return tick;
+    const dueInMs = Math.max(MIN_RECHECK_MS, Date.parse(last.recheckAt) - Date.now());
+    if (last.state === 'pending_first_run') {
+      return { ms: Math.min(tickMs, dueInMs), summary: 'Wait for a subtree change or the end of a first-run grace' };
     }
-    const graceEndsInMs = Math.max(MIN_GRACE_RECHECK_MS, Date.parse(last.recheckAt) - Date.now());
-    const summary = 'Wait for a subtree change or the end of a first-run grace';
-    return { ms: Math.min(tickMs, graceEndsInMs), summary };
+    if (last.state !== 'already_reviewed' || !honourRecheck || dueInMs >= tickMs) return tick;
+    const summary = `Wait for a subtree change or the re-check at ${last.recheckAt} of a conditionally accepted stop`;
+    return { ms: dueInMs, summary };
+  }
+
+  /** The last evaluation accepted the reviewed stop only until a time: the next wait may be its re-check's. */
+  awaitsRecheck(): boolean {
+    const last = this.state.lastEvaluation;
+    return last?.state === 'already_reviewed' && last.recheckAt !== undefined;
   }
 
   /** The one line the Temporal UI shows as the workflow's current details. */

@@ -1,6 +1,7 @@
 /** The console's actions: each calls one API operation and returns the fragment shown in the page's result area. */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { WATCHDOG_MODES } from '../../domain/watchdog';
 import type { ZodTypeProvider } from '../openapi';
 import { idParams } from '../validation';
 import { CONSOLE_PREFIX, form, type ConsoleKit } from './handler-kit';
@@ -108,14 +109,23 @@ export function registerConsoleActions(app: FastifyInstance, kit: ConsoleKit) {
     {
       schema: {
         params: idParams('id'),
-        body: form({ agentId: z.string(), instructions: z.string().max(20_000).optional() }),
+        body: form({
+          agentId: z.string(),
+          instructions: z.string().max(20_000).optional(),
+          mode: z.enum(WATCHDOG_MODES).optional(),
+          repeatLimit: z.string().max(10).optional(),
+        }),
       },
     },
     async (request, reply) => {
-      const { agentId, instructions } = request.body;
+      const { agentId, instructions, mode, repeatLimit } = request.body;
+      // a blank limit keeps the watchdog's; anything else is the API's to refuse (a 400 naming repeatLimit)
+      const limit = repeatLimit?.trim() ? { repeatLimit: Number(repeatLimit) } : {};
       const answer = await call(request, 'PUT', `/api/issues/${request.params.id}/watchdog`, {
         agentId,
         instructions: instructions?.trim() ? instructions : null,
+        ...(mode ? { mode } : {}),
+        ...limit,
       });
       return result(reply, answer, answer.status === 201 ? 'Watchdog set' : 'Watchdog updated', (w) => ({
         id: w.id,

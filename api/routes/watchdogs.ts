@@ -5,6 +5,7 @@ import type { Actor } from '../../domain/actor';
 import { AppError } from '../../domain/errors';
 import { uuidSchema } from '../../domain/ids';
 import { jsonRecord, safeString } from '../../domain/safe-input';
+import { ESCALATION_INTERACTION_KIND } from '../../domain/watchdog-recheck';
 import { permit } from '../../access/authority';
 import type { Deps } from '../../runtime/deps';
 import { issueInCompany } from '../../issues/issues';
@@ -30,6 +31,10 @@ const presentWatchdog = (w: {
   lastEvaluation: unknown;
   triggerCount: number;
   lastTriggeredAt: Date | null;
+  repeatLimit: number;
+  acceptedUntil: Date | null;
+  recheckCount: number;
+  escalatedFingerprint: string | null;
   createdAt: Date;
   updatedAt: Date;
 }) => ({
@@ -47,13 +52,23 @@ const presentWatchdog = (w: {
   lastEvaluation: w.lastEvaluation,
   triggerCount: w.triggerCount,
   lastTriggeredAt: w.lastTriggeredAt,
+  repeatLimit: w.repeatLimit,
+  acceptedUntil: w.acceptedUntil,
+  recheckCount: w.recheckCount,
+  escalatedFingerprint: w.escalatedFingerprint,
   createdAt: w.createdAt,
   updatedAt: w.updatedAt,
 });
 
 const interactionBody = z
   .object({
-    kind: safeString().trim().min(1).max(100),
+    kind: safeString()
+      .trim()
+      .min(1)
+      .max(100)
+      .refine((kind) => kind !== ESCALATION_INTERACTION_KIND, {
+        error: `"${ESCALATION_INTERACTION_KIND}" is the kind only a watchdog's escalation opens`,
+      }),
     audience: z.enum(['anyone', 'human_only', 'not_creator']).default('anyone'),
     addresseeAgentId: uuidSchema.nullable().optional(),
   })
