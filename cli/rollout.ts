@@ -2,6 +2,8 @@
  * `treewarden rollout …`: what an operator runs to follow README's "Versioned rollouts": which build is current,
  * which workers poll as each build, which executions still need an old one, and the switch itself.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
 import { connectClient, loadTemporalTarget } from '../temporal/connection';
@@ -71,6 +73,32 @@ export function addRolloutCommands(program: Command): void {
       print(opts, { deploymentName: opts.deployment, buildId, routing: what }, () => `${buildId}: ${what}`);
     });
 
+  command(
+    'check-replay',
+    "replay the running watchdogs and holds (the executions a new build takes over) against the new build's bundle",
+  )
+    .option(
+      '--bundle <file>',
+      "the new build's workflow bundle (npm run build:workflows)",
+      process.env.TREEWARDEN_WORKFLOW_BUNDLE || join(process.env.TREEWARDEN_DATA_DIR || '.data', 'workflow-bundle.js'),
+    )
+    .option('--limit <n>', 'replay at most this many executions', (v) => Number(v), 1000)
+    .action(async (opts: RolloutOptions & { bundle: string; limit: number }) => {
+      if (!Number.isInteger(opts.limit) || opts.limit <= 0) throw new UsageError('--limit must be a positive integer');
+      const code = readFileSync(opts.bundle, 'utf8');
+      // the SDK's native replayer, loaded only by this command
+      const { replayMovingExecutions } = await import('../temporal/replay-check');
+      const check = await withClient((client) => replayMovingExecutions(client, code, { limit: opts.limit }));
+      if (check.failures.length > 0) {
+        const failed = check.failures.map((f) => `  ${f.workflowId}: ${f.error}`).join('\n');
+        throw new IncompatibleBuildError(
+          `${check.failures.length} of ${check.replayed} running execution(s) do not replay on ${opts.bundle}; ` +
+            `patch the change (CONTRIBUTING) before this build is promoted:\n${failed}`,
+        );
+      }
+      print(opts, check, () => `${check.replayed} running execution(s) replay on ${opts.bundle}`);
+    });
+
   command('wait-drained <buildId>', 'wait until no running execution is pinned to a build (then stop its workers)')
     .option('--timeout <ms>', 'give up after this long (exit 1)', (v) => Number(v), 24 * 60 * 60_000)
     .action(async (buildId: string, opts: RolloutOptions & { timeout: number }) => {
@@ -87,6 +115,11 @@ export function addRolloutCommands(program: Command): void {
       if (left > 0) throw new Error(`${buildId}: ${left} pinned execution(s) still running after ${opts.timeout} ms`);
       print(opts, { deploymentName: opts.deployment, buildId, pinnedRunning: 0 }, () => `${buildId}: drained`);
     });
+}
+
+/** A new build's workflow code cannot take over the running executions: exit 1, naming each. */
+export class IncompatibleBuildError extends Error {
+  override readonly name = 'IncompatibleBuildError';
 }
 
 // visibility is eventually consistent and a drain takes as long as the old build's longest run: no need to hurry

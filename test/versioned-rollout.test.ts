@@ -10,10 +10,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowId } from '../domain/ids';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 import { holdInterruptsRun } from '../testing/scenarios';
-import { workerFleet, workerRunning, type WorkerFleet } from '../testing/worker-fleet';
+import { bundlePath, workerFleet, workerRunning, type WorkerFleet } from '../testing/worker-fleet';
 import type { RolloutStatus } from '../temporal/rollout';
 import { BLOCKED } from './support/blocked';
 
@@ -42,6 +43,8 @@ function rollout(...args: string[]) {
     );
   });
 }
+
+const QUIET = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
 
 const status = async () => JSON.parse((await rollout('status')).stdout) as RolloutStatus;
 
@@ -92,7 +95,19 @@ test('build 2 takes over from build 1 by the README procedure, losing and repeat
   }
   expect(await versioningOf(client, workflowId.agentRun(oldRunId))).toEqual({ buildId: 'build-1', behavior: 'pinned' });
 
-  // the procedure: start build 2 beside build 1, promote it
+  // the procedure: the new build's code replays what it takes over (an unpatched change is refused), then it starts
+  // beside build 1 and is promoted
+  const checked = await rollout('check-replay', '--bundle', await bundlePath());
+  expect([checked.code, JSON.parse(checked.stdout)]).toEqual([0, { replayed: 2, failures: [] }]);
+  const incompatible = join(dir, 'unpatched-hold.js');
+  writeFileSync(
+    incompatible,
+    (await bundleWorkflowCode({ workflowsPath: require.resolve('./fixtures/unpatched-hold'), logger: QUIET })).code,
+  );
+  const refused = await rollout('check-replay', '--bundle', incompatible);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain(`1 of 2 running execution(s) do not replay`);
+  expect(refused.stderr).toContain(hold.holdWorkflowId);
   const build2 = await fleet.start({ TREEWARDEN_BUILD_ID: 'build-2' });
   await eventually('build 2 registered with its workers', async () =>
     (await status()).builds.find((b) => b.buildId === 'build-2' && b.workers.length > 0),
