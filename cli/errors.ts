@@ -2,6 +2,7 @@
 import { isGrpcServiceError, ServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import { CommanderError } from 'commander';
 import { TreewardenApiError } from '../client';
+import { DeploymentNotFoundError } from '../temporal/rollout';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, notFound: 3, conflict: 4, denied: 5 } as const;
 
@@ -14,7 +15,7 @@ export class UsageError extends Error {
 export function exitCodeFor(error: unknown): number {
   if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage; // --help is 0
   if (error instanceof UsageError) return EXIT.usage;
-  if (error instanceof WorkflowNotFoundError) return EXIT.notFound;
+  if (error instanceof WorkflowNotFoundError || error instanceof DeploymentNotFoundError) return EXIT.notFound;
   if (error instanceof TreewardenApiError) {
     if (error.code === 'bad_request') return EXIT.usage;
     if (error.code === 'not_found') return EXIT.notFound;

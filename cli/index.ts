@@ -13,6 +13,7 @@ import { connectClient, loadTemporalTarget } from '../temporal/connection';
 import { EXIT, exitCodeFor, messageOf, UsageError } from './errors';
 import { runScript } from './run-script';
 import { formatTree } from './tree-format';
+import { addRolloutCommands } from './rollout';
 import { candidateWorkflowIds, describeWorkflow, humanStatus, workflowStatus } from './workflow-status';
 
 const EXIT_HELP = `
@@ -264,6 +265,7 @@ function buildProgram(): Command {
       );
     });
 
+  addRolloutCommands(program);
   return program;
 }
 

@@ -108,6 +108,22 @@ const schema = z.object({
   TREEWARDEN_FLEET_RECOVERY_EVERY_MS: duration.default(10 * 60_000),
   /** `auto`: a cgroup per run and job where the host has a writable hierarchy; `process-group`: never */
   TREEWARDEN_CONTAINMENT: z.enum(['auto', 'process-group']).default('auto'),
+  /**
+   * Worker Deployment Versioning (README, "Versioned rollouts"): `on`, workers poll as a version of
+   * TREEWARDEN_DEPLOYMENT_NAME and each execution runs on the build its type's behaviour says
+   * (workflows/versioning.ts); `off`, any worker serves any execution
+   */
+  TREEWARDEN_WORKER_VERSIONING: z.enum(['on', 'off']).default('on'),
+  // a version is named `<deployment>.<build id>`: a dot in the deployment name would make it ambiguous
+  TREEWARDEN_DEPLOYMENT_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be 1-100 letters, digits, - or _')
+    .default('treewarden'),
+  /** this worker's build; default: a hash of its workflow bundle, so the same code is the same build everywhere */
+  TREEWARDEN_BUILD_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be 1-200 letters, digits, ., - or _')
+    .optional(),
   /** a pre-built workflow bundle (npm run build:workflows); without it the worker bundles at start */
   TREEWARDEN_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   TREEWARDEN_RUN_ENV_PASSTHROUGH: passthrough,

@@ -8,7 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createTreewardenClient, TreewardenApiError, type TreewardenClient } from '../client';
 import { workflowId } from '../domain/ids';
 import { hostQueue } from '../domain/task-queue';
+import { Client } from '@temporalio/client';
 import { connectClient, type TemporalTarget } from '../temporal/connection';
+import { rolloutStatus } from '../temporal/rollout';
 import type { SimulatedHost } from '../testing/simulated-hosts';
 import { check, cleanups, say, waitFor, type Proc } from './cluster-check-support';
 
@@ -52,6 +54,7 @@ export async function runScenario(
     }
   });
   say(`ok: the workers on ${hosts.map((h) => h.name).join(' and ')} poll ${taskQueue}, and each its own host queue`);
+  await versionedFleet(temporal, hosts);
 
   const admin = createTreewardenClient({ baseUrl: apiUrl, token: adminToken });
   const company = await admin.createCompany({ name: 'Cluster Check Co' });
@@ -60,6 +63,27 @@ export async function runScenario(
   const watchedIssueId = await watchdogScenario(board, company.id);
   await holdScenario(board, company.id);
   return { watchdogWorkflowId: workflowId.taskWatchdog(watchedIssueId) };
+}
+
+/**
+ * Worker Deployment Versioning on a real server (README, "Versioned rollouts"): the fleet's first build became
+ * current by itself, and both hosts' workers poll as it (the switch to a second build:
+ * test/versioned-rollout.test.ts).
+ */
+async function versionedFleet(temporal: TemporalTarget, hosts: SimulatedHost[]) {
+  const connection = await connectClient(temporal);
+  try {
+    const client = new Client({ connection, namespace: temporal.namespace });
+    const status = await waitFor('the first build current, polled by both hosts', async () => {
+      const now = await rolloutStatus(client, process.env.TREEWARDEN_DEPLOYMENT_NAME || 'treewarden');
+      const current = now.builds.find((b) => b.buildId === now.currentBuildId);
+      const polling = hosts.every((host) => current?.workers.some((w) => w.identity.endsWith(`@${host.name}`)));
+      return polling ? now : null;
+    });
+    say(`ok: build ${status.currentBuildId} of deployment ${status.deploymentName} is current, on both hosts`);
+  } finally {
+    await connection.close();
+  }
 }
 
 /** A watched subtree at rest: the watchdog wakes its noop agent exactly once; bookkeeping writes do not re-arm it. */

@@ -121,6 +121,9 @@ async function main() {
     DATABASE_URL: databaseUrl,
     ...(devServerAddress ? { TEMPORAL_ADDRESS: devServerAddress } : {}),
     TREEWARDEN_ADMIN_TOKEN: adminToken,
+    // one worker on one machine: its build keeps one id across code changes, or executions pinned to the build
+    // before a restart would wait for a worker that never returns (README, "Versioned rollouts")
+    TREEWARDEN_BUILD_ID: process.env.TREEWARDEN_BUILD_ID ?? 'local',
     TREEWARDEN_API_PORT: port,
     TREEWARDEN_API_URL: apiUrl,
     ...(uiUrl ? { TEMPORAL_UI_URL: uiUrl } : {}),

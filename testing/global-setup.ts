@@ -31,6 +31,8 @@ export default async function globalSetup(): Promise<void> {
         // tests assert that order (with four, a task's rank also depends on which partition a poll drains first)
         'matching.numTaskqueueReadPartitions': 1,
         'matching.numTaskqueueWritePartitions': 1,
+        // every test file's workers are a worker deployment of their own (testing/harness.ts); the default is 100
+        'matching.maxDeployments': 10_000,
       },
       log,
     });

@@ -55,11 +55,14 @@ export async function startHarness(
 ): Promise<Harness> {
   const stack = testStack();
   const database = await freshDatabase();
+  const taskQueue = `test-${randomBytes(4).toString('hex')}`;
   const env: Record<string, string> = {
     DATABASE_URL: database.url,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TEMPORAL_NAMESPACE: stack.namespace,
-    TREEWARDEN_TASK_QUEUE: `test-${randomBytes(4).toString('hex')}`,
+    TREEWARDEN_TASK_QUEUE: taskQueue,
+    // a deployment per test file: its first build becomes current by itself, as a new fleet's does
+    TREEWARDEN_DEPLOYMENT_NAME: taskQueue,
     TREEWARDEN_ADMIN_TOKEN: ADMIN_TOKEN,
     TREEWARDEN_WATCHDOG_DEBOUNCE_MS: '200',
     TREEWARDEN_STOP_GRACE_MS: '2000',

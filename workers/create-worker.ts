@@ -16,7 +16,8 @@ import { startChangeDispatcher } from '../changes/dispatcher';
 import { metricsInterceptor } from './metrics-interceptor';
 import { UNTRACED, type Tracing } from '../runtime/tracing';
 import { activityTracing, workflowSpanSinks } from './tracing';
-import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './workflow-code';
+import { bundleWorkflows } from './workflow-code';
+import { becomeCurrentIfNone, deploymentVersionOf, versionName, type DeploymentVersion } from '../temporal/deployment';
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -38,6 +39,8 @@ export interface TreewardenWorker {
   /** `<task queue>-host:<hostId>`: only this host's workers poll it */
   host: Worker;
   options: Worker['options'];
+  /** the deployment version all three poll as, or null with versioning off (temporal/deployment.ts) */
+  version: DeploymentVersion | null;
   /** RUNNING only while all three poll; otherwise the state of the poller furthest from stopped */
   getState(): State;
   getStatus(): ReturnType<Worker['getStatus']>;
@@ -48,6 +51,9 @@ export interface TreewardenWorker {
 
 export async function createWorker(deps: Deps, options: WorkerOptions): Promise<TreewardenWorker> {
   const config = deps.config;
+  // bundled here when not given, because the bundle's hash is the build id
+  const workflowBundle = options.workflowBundle ?? (await bundleWorkflows());
+  const version = deploymentVersionOf(config, workflowBundle.code);
   // every poller: the same connection, activities, tracing and metrics; in-flight activities (a run's process, a
   // release fan-out, a verified stop) get time to finish on SIGTERM
   const activity = [activityTracing, ...(options.metrics ? [metricsInterceptor(options.metrics)] : [])];
@@ -58,6 +64,8 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     interceptors: { activity },
     sinks: workflowSpanSinks(options.tracing ?? UNTRACED),
     shutdownGraceTime: config.TREEWARDEN_SHUTDOWN_GRACE_MS,
+    // the agents' and host queues too: an activity of an execution pinned to a build runs on that build's workers
+    ...(version ? { workerDeploymentOptions: versioned(version) } : {}),
   };
   const activityWorker = (taskQueue: string, maxConcurrentActivityTaskExecutions?: number) =>
     Worker.create({
@@ -68,9 +76,7 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
   const shared = await Worker.create({
     ...base,
     taskQueue: config.TREEWARDEN_TASK_QUEUE,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: WORKFLOWS_PATH, interceptors: { activity, workflowModules: WORKFLOW_INTERCEPTOR_MODULES } }),
+    workflowBundle,
     ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     maxConcurrentActivityTaskExecutions: config.TREEWARDEN_WORKER_MAX_ACTIVITIES,
     maxConcurrentWorkflowTaskExecutions: config.TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS,
@@ -90,11 +96,13 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     agents,
     host,
     options: shared.options,
+    version,
     getState: () => combinedState(all.map((worker) => worker.getState())),
     getStatus: () => shared.getStatus(),
     async run() {
       // recorded notifications get their delivery workflows, and recorded changes reach their watchdogs, while
       // this worker polls
+      if (version) void becomeCurrentOnFirstPoll(deps, options.connection, version);
       const dispatchers = [
         startDeliveryDispatcher(deps, config.TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS),
         startChangeDispatcher(deps, config.TREEWARDEN_CHANGE_DISPATCH_RETRY_MS),
@@ -108,6 +116,27 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     shutdown,
   };
 }
+
+// every type declares its own behaviour (workflows/versioning.ts); the SDK asks for a default all the same
+const versioned = (version: DeploymentVersion) =>
+  ({ version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' }) as const;
+
+/** Never fails the worker: a deployment that stays without a current build is logged, for an operator to promote. */
+async function becomeCurrentOnFirstPoll(deps: Deps, connection: NativeConnection, version: DeploymentVersion) {
+  const log = deps.log.child({ deploymentVersion: versionName(version) });
+  try {
+    const outcome = await becomeCurrentIfNone(connection.workflowService, deps.temporal.namespace, version, {
+      deadlineMs: BECOME_CURRENT_DEADLINE_MS,
+      retryMs: 250,
+    });
+    log.info({ outcome }, `deployment version: ${outcome}`);
+  } catch (error) {
+    log.error({ err: error }, 'could not make this first build current; `treewarden rollout promote` can');
+  }
+}
+
+// the server registers a version moments after its first poll; a minute covers a loaded server
+const BECOME_CURRENT_DEADLINE_MS = 60_000;
 
 /**
  * Recovery on worker start: every active watchdog gets its workflow back (a recovery ping starts a

@@ -7,3 +7,5 @@ export { treeHoldWorkflow } from './tree-hold';
 export { hostProbeWorkflow } from './host-probe';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { retentionWorkflow } from './retention';
+// each type's build under Worker Deployment Versioning
+import './versioning';
