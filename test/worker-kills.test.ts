@@ -121,7 +121,9 @@ test('a worker killed mid-evaluation still gives exactly one wake after recovery
     const wakes = () =>
       h.services.db.wakeRequest.count({ where: { idempotencyKey: { startsWith: `task_watchdog:${put.body.id}:` } } });
     let woke = false;
-    const watching = eventually('the watchdog wake', async () => (woke = (await wakes()) > 0), 60_000);
+    // the killed task times out (10 s), the replacement workers start and evaluate 2,000 leaves: minutes on a
+    // loaded 2-core machine
+    const watching = eventually('the watchdog wake', async () => (woke = (await wakes()) > 0), 180_000);
     await killDuringWorkflowTask(workflowId.taskWatchdog(root.id), Math.floor(random() * 100), () => woke);
     await watching;
     if ((await timedOutTasks(workflowId.taskWatchdog(root.id))) > 0) landed++;
@@ -142,7 +144,7 @@ test('a worker killed mid-evaluation still gives exactly one wake after recovery
     await fleetRestored();
   }
   expect(landed).toBeGreaterThanOrEqual(3);
-}, 600_000);
+}, 900_000);
 
 test('a worker killed at random points of a release fan-out: every owed resume exactly once (20 trials)', async () => {
   const random = seededRandom(7);
