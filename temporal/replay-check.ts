@@ -4,7 +4,7 @@
  * promoted. An unpatched change to their code fails here, not on the fleet.
  */
 import type { Client } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { MOVING_WORKFLOW_TYPES } from '../domain/versioning';
 import { UNTRACED } from '../runtime/tracing';
 import { workflowSpanSinks } from '../workers/tracing';
@@ -19,6 +19,7 @@ export async function replayMovingExecutions(
   workflowCode: string,
   options: { limit: number },
 ): Promise<ReplayCheck> {
+  quietRuntime();
   const types = MOVING_WORKFLOW_TYPES.map((type) => `'${type}'`).join(', ');
   const running = client.workflow.list({
     query: `WorkflowType IN (${types}) AND ExecutionStatus = 'Running'`,
@@ -33,6 +34,18 @@ export async function replayMovingExecutions(
     if (result.error) check.failures.push({ workflowId: result.workflowId, error: result.error.message });
   }
   return check;
+}
+
+/**
+ * The replayer's native core prints its own log lines on stdout, where `--json` promises machine output only: they go
+ * to stderr through the runtime's logger instead (the runtime shuts down with the replay worker, so nothing is held).
+ */
+function quietRuntime() {
+  if (Runtime._instance !== undefined) return;
+  Runtime.install({
+    logger: new DefaultLogger('WARN', (entry) => process.stderr.write(`${entry.level} ${entry.message}\n`)),
+    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+  });
 }
 
 async function* limited<T>(items: AsyncIterable<T>, limit: number): AsyncIterable<T> {

@@ -87,6 +87,8 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
   );
   const host = await activityWorker(hostQueue(config.TREEWARDEN_TASK_QUEUE, deps.hostId));
   const all = [shared, agents, host];
+  // from creation, not from run(): whoever polls these pollers, the version they register may be the first
+  if (version) void becomeCurrentOnFirstPoll(deps, options.connection, version);
   options.metrics?.observeWorkflowCache(() => shared.getStatus().numCachedWorkflows);
   const shutdown = () => {
     for (const worker of all) if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -102,7 +104,6 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     async run() {
       // recorded notifications get their delivery workflows, and recorded changes reach their watchdogs, while
       // this worker polls
-      if (version) void becomeCurrentOnFirstPoll(deps, options.connection, version);
       const dispatchers = [
         startDeliveryDispatcher(deps, config.TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS),
         startChangeDispatcher(deps, config.TREEWARDEN_CHANGE_DISPATCH_RETRY_MS),

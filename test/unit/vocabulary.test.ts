@@ -129,6 +129,8 @@ describe('parseConfig', () => {
       TREEWARDEN_ORPHAN_SWEEP_MS: 60_000,
       TREEWARDEN_FLEET_RECOVERY_EVERY_MS: 600_000,
       TREEWARDEN_CONTAINMENT: 'auto',
+      TREEWARDEN_WORKER_VERSIONING: 'on',
+      TREEWARDEN_DEPLOYMENT_NAME: 'treewarden',
       TREEWARDEN_RUN_ENV_PASSTHROUGH: [],
       TREEWARDEN_WEBHOOK_ALLOW_PRIVATE: false,
       TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS: 5_000,
@@ -175,6 +177,10 @@ describe('parseConfig', () => {
     ['TREEWARDEN_HEARTBEAT_TIMEOUT_MS', { TREEWARDEN_HEARTBEAT_TIMEOUT_MS: 'ten seconds' }],
     ['TREEWARDEN_API_URL', { TREEWARDEN_API_URL: 'localhost' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
+    // a version is `<deployment>.<build id>`: a dot in the deployment name would be ambiguous
+    ['TREEWARDEN_DEPLOYMENT_NAME', { TREEWARDEN_DEPLOYMENT_NAME: 'tree.warden' }],
+    ['TREEWARDEN_BUILD_ID', { TREEWARDEN_BUILD_ID: 'build 2' }],
+    ['TREEWARDEN_WORKER_VERSIONING', { TREEWARDEN_WORKER_VERSIONING: 'yes' }],
     ['TREEWARDEN_RUN_ENV_PASSTHROUGH', { TREEWARDEN_RUN_ENV_PASSTHROUGH: 'TREEWARDEN_ADMIN_TOKEN' }],
   ])('a bad %s (%j) fails with a ConfigError naming it', (variable, env) => {
     const error = parseError({ DATABASE_URL, ...env });
