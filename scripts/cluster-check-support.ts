@@ -48,6 +48,8 @@ export interface Proc {
   exited: Promise<void>;
   /** the output line that made it ready */
   readyLine?: string;
+  /** to the process itself, on a simulated host too (nsenter forwards no signal) */
+  signal(sig: NodeJS.Signals): Promise<unknown>;
 }
 
 /**
@@ -83,7 +85,7 @@ export async function startProcess(
       onReady();
     }
   };
-  const proc: Proc = { name, child, logFile, exited };
+  const proc: Proc = { name, child, logFile, exited, signal };
   lineReader(child.stdout, onLine);
   lineReader(child.stderr, onLine);
   cleanups.push({

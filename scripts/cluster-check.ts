@@ -12,6 +12,7 @@
  *   - through the HTTP API: a watched subtree that comes to rest wakes the watchdog's noop agent exactly once, and a
  *     tree hold pause/release resumes the run it interrupted exactly once; the CLI reads the watchdog's workflow with
  *     the client certificate, and without it is refused with a message naming the TLS variables;
+ *   - the README's versioned rollout (scripts/cluster-check-rollout.ts): a second build promoted over the first;
  *   - tears everything down, also on failure or Ctrl-C. Exit code 0 only if every assertion held.
  */
 import { randomBytes } from 'node:crypto';
@@ -23,6 +24,7 @@ import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { requireNamespaces, simulatedHost } from '../testing/simulated-hosts';
 import { loadTemporalTarget } from '../temporal/connection';
 import { cliScenario, hostIdOf, runScenario } from './cluster-check-scenarios';
+import { rolloutScenario } from './cluster-check-rollout';
 import { makeTestCertificates } from './provision/cluster-tls';
 import {
   cleanups,
@@ -151,6 +153,16 @@ async function main(): Promise<void> {
       hosts,
     );
     await cliScenario(env, watchdogWorkflowId);
+    await rolloutScenario({
+      apiUrl,
+      adminToken,
+      env,
+      temporal: loadTemporalTarget(env),
+      dir,
+      hosts,
+      workers,
+      workerReady,
+    });
   } catch (err) {
     keepDir = true;
     for (const f of [...workers.map((w) => w.logFile), path.join(dir, 'api.log'), cluster.logFile]) {
