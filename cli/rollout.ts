@@ -88,7 +88,9 @@ export function addRolloutCommands(program: Command): void {
       const code = readFileSync(opts.bundle, 'utf8');
       // the SDK's native replayer, loaded only by this command
       const { replayMovingExecutions } = await import('../temporal/replay-check');
-      const check = await withClient((client) => replayMovingExecutions(client, code, { limit: opts.limit }));
+      const check = await withClient((client) =>
+        replayMovingExecutions(client, code, { deploymentName: opts.deployment, limit: opts.limit }),
+      );
       if (check.failures.length > 0) {
         const failed = check.failures.map((f) => `  ${f.workflowId}: ${f.error}`).join('\n');
         throw new IncompatibleBuildError(

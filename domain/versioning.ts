@@ -26,6 +26,18 @@ export const VERSIONING_BEHAVIORS = {
 
 export type WorkflowTypeName = keyof typeof VERSIONING_BEHAVIORS;
 
+/**
+ * The behaviour an execution declares to the worker running its task: none on a worker that polls without a
+ * deployment (`TREEWARDEN_WORKER_VERSIONING=off`, the replayer), which the server refuses a behaviour from. Such a
+ * worker still reports a version of its build id, with no deployment name.
+ */
+export function versioningBehaviorFor(
+  type: WorkflowTypeName,
+  taskDeploymentName: string | undefined,
+): VersioningBehavior | undefined {
+  return taskDeploymentName ? VERSIONING_BEHAVIORS[type] : undefined;
+}
+
 /** the types whose running executions a new build takes over, so its code must replay their histories */
 export const MOVING_WORKFLOW_TYPES = (Object.keys(VERSIONING_BEHAVIORS) as WorkflowTypeName[]).filter(
   (type) => VERSIONING_BEHAVIORS[type] === 'AUTO_UPGRADE',

@@ -17,12 +17,14 @@ export interface ReplayCheck {
 export async function replayMovingExecutions(
   client: Client,
   workflowCode: string,
-  options: { limit: number },
+  options: { deploymentName: string; limit: number },
 ): Promise<ReplayCheck> {
   quietRuntime();
   const types = MOVING_WORKFLOW_TYPES.map((type) => `'${type}'`).join(', ');
   const running = client.workflow.list({
-    query: `WorkflowType IN (${types}) AND ExecutionStatus = 'Running'`,
+    query:
+      `WorkflowType IN (${types}) AND ExecutionStatus = 'Running' ` +
+      `AND TemporalWorkerDeployment = '${options.deploymentName}'`,
     pageSize: Math.min(options.limit, 100),
   });
   const histories = limited(running.intoHistories({ concurrency: 4 }), options.limit);

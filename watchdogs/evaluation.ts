@@ -202,10 +202,11 @@ async function recordIncompleteness(
  * re-check's timer ends in such a tick; a re-check or an escalation clears `acceptedUntil`, so it is due once.
  */
 export async function watchdogChangedSinceEvaluation(deps: Deps, watchdogId: string): Promise<boolean> {
-  // due by the clock the evaluation decides by (the worker's), in epoch milliseconds as the evaluation reads it
+  // due by the clock the evaluation decides by (the worker's), in epoch milliseconds as the evaluation reads it; no
+  // acceptedUntil is no re-check (a bare comparison with NULL would make every tick look changed)
   const [row] = await deps.db.$queryRaw<{ changed: boolean }[]>`
     SELECT ("changeVersion" <> "evaluatedChangeVersion" OR status <> 'active'
-      OR date_part('epoch', "acceptedUntil") * 1000 <= ${Date.now()}) AS changed
+      OR COALESCE(date_part('epoch', "acceptedUntil") * 1000 <= ${Date.now()}, false)) AS changed
     FROM "Watchdog" WHERE id = ${watchdogId}::uuid`;
   return row?.changed ?? true;
 }

@@ -1,6 +1,6 @@
 /** Each workflow type's versioning behaviour, from the one table in domain/versioning.ts (the reasons are there). */
-import { setWorkflowOptions, type Workflow } from '@temporalio/workflow';
-import { VERSIONING_BEHAVIORS, type WorkflowTypeName } from '../domain/versioning';
+import { setWorkflowOptions, workflowInfo, type Workflow } from '@temporalio/workflow';
+import { versioningBehaviorFor, type WorkflowTypeName } from '../domain/versioning';
 import { agentRunWorkflow } from './agent-run';
 import { backgroundJobWorkflow } from './background-job';
 import { blockerResolutionWorkflow } from './blocker-resolution';
@@ -21,6 +21,15 @@ const WORKFLOWS: Record<WorkflowTypeName, Workflow> = {
   treeHoldWorkflow,
 };
 
+// a getter, read when an execution is initialised on a worker: only a versioned worker may declare a behaviour
 for (const [type, workflow] of Object.entries(WORKFLOWS)) {
-  setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS[type as WorkflowTypeName] }, workflow);
+  setWorkflowOptions(
+    () => ({
+      versioningBehavior: versioningBehaviorFor(
+        type as WorkflowTypeName,
+        workflowInfo().currentDeploymentVersion?.deploymentName,
+      ),
+    }),
+    workflow,
+  );
 }
