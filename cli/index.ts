@@ -14,6 +14,7 @@ import { EXIT, exitCodeFor, messageOf, UsageError } from './errors';
 import { runScript } from './run-script';
 import { formatTree } from './tree-format';
 import { addRolloutCommands } from './rollout';
+import { print, type JsonOption } from './output';
 import { candidateWorkflowIds, describeWorkflow, humanStatus, workflowStatus } from './workflow-status';
 
 const EXIT_HELP = `
@@ -32,13 +33,6 @@ Environment:
                        status: the rest of the connection, as the temporal CLI reads them (@temporalio/envconfig)
   TREEWARDEN_API_URL   stop, inspect, ack, reconcile, release, tree, pause: API base URL (default http://127.0.0.1:8787)
   TREEWARDEN_TOKEN     stop, inspect, ack, reconcile, release, tree, pause: a company board token`;
-
-interface JsonOption {
-  json?: boolean;
-}
-
-const print = (opts: JsonOption, data: unknown, human: () => string) =>
-  process.stdout.write(opts.json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
 
 function uuid(value: string, name: string): string {
   if (!uuidSchema.safeParse(value).success) throw new UsageError(`${name} must be a UUID, got "${value}"`);

@@ -9,14 +9,11 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { connectClient, loadTemporalTarget } from '../temporal/connection';
 import { pinnedRunning, promote, rolloutStatus, type RolloutStatus } from '../temporal/rollout';
 import { UsageError } from './errors';
+import { print, type JsonOption } from './output';
 
-interface RolloutOptions {
-  json?: boolean;
+interface RolloutOptions extends JsonOption {
   deployment: string;
 }
-
-const print = (opts: RolloutOptions, data: unknown, human: () => string) =>
-  process.stdout.write(opts.json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
 
 async function withClient<T>(use: (client: Client) => Promise<T>): Promise<T> {
   const temporal = loadTemporalTarget(process.env);
