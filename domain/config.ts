@@ -111,7 +111,7 @@ const schema = z.object({
   /**
    * Worker Deployment Versioning (README, "Versioned rollouts"): `on`, workers poll as a version of
    * TREEWARDEN_DEPLOYMENT_NAME and each execution runs on the build its type's behaviour says
-   * (workflows/versioning.ts); `off`, any worker serves any execution
+   * (domain/versioning.ts); `off`, any worker serves any execution
    */
   TREEWARDEN_WORKER_VERSIONING: z.enum(['on', 'off']).default('on'),
   // a version is named `<deployment>.<build id>`: a dot in the deployment name would make it ambiguous

@@ -1,7 +1,7 @@
 /**
  * Worker Deployment Versioning (README, "Versioned rollouts"): which deployment version a worker polls as, and the
  * deployment's routing (which version new executions start on). Each workflow type's behaviour is declared in
- * workflows/versioning.ts.
+ * domain/versioning.ts.
  */
 import { createHash } from 'node:crypto';
 import type { Connection } from '@temporalio/client';

@@ -18,7 +18,7 @@ export interface BuildStatus {
   rampPercentage?: number;
   /** workers polling as this build, per task queue */
   workers: { taskQueue: string; kind: (typeof QUEUE_KINDS)[number]; identity: string }[];
-  /** running executions that finish on this build (PINNED types: workflows/versioning.ts) */
+  /** running executions that finish on this build (PINNED types: domain/versioning.ts) */
   pinnedRunning: number;
 }
 

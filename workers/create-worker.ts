@@ -39,8 +39,6 @@ export interface TreewardenWorker {
   /** `<task queue>-host:<hostId>`: only this host's workers poll it */
   host: Worker;
   options: Worker['options'];
-  /** the deployment version all three poll as, or null with versioning off (temporal/deployment.ts) */
-  version: DeploymentVersion | null;
   /** RUNNING only while all three poll; otherwise the state of the poller furthest from stopped */
   getState(): State;
   getStatus(): ReturnType<Worker['getStatus']>;
@@ -98,7 +96,6 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     agents,
     host,
     options: shared.options,
-    version,
     getState: () => combinedState(all.map((worker) => worker.getState())),
     getStatus: () => shared.getStatus(),
     async run() {
@@ -118,7 +115,7 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
   };
 }
 
-// every type declares its own behaviour (workflows/versioning.ts); the SDK asks for a default all the same
+// every type declares its own behaviour (domain/versioning.ts); the SDK asks for a default all the same
 const versioned = (version: DeploymentVersion) =>
   ({ version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' }) as const;
 

@@ -6,9 +6,9 @@
  */
 import { bundleWorkflowCode, type Logger, type WorkflowBundle } from '@temporalio/worker';
 
-export const WORKFLOWS_PATH = require.resolve('../workflows');
+const WORKFLOWS_PATH = require.resolve('../workflows');
 
-export const WORKFLOW_INTERCEPTOR_MODULES = [
+const WORKFLOW_INTERCEPTOR_MODULES = [
   require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
 ];
 
