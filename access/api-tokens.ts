@@ -23,6 +23,7 @@ interface TokenRow {
   lastApiActivityAt: Date | null;
   reviewFingerprint: string | null;
   reviewWatchdogId: string | null;
+  selfReview: boolean | null;
 }
 
 const readToken = (deps: Deps, tokenHash: string) =>
@@ -30,7 +31,8 @@ const readToken = (deps: Deps, tokenHash: string) =>
     SELECT t.kind::text AS kind, t."companyId"::text AS "companyId", t."agentId"::text AS "agentId",
       t."runId"::text AS "runId", t."revokedAt", t."expiresAt",
       r.status::text AS "runStatus", r."issueId"::text AS "runIssueId", r."agentId"::text AS "runAgentId",
-      r."lastApiActivityAt", r."reviewFingerprint", r."reviewWatchdogId"::text AS "reviewWatchdogId"
+      r."lastApiActivityAt", r."reviewFingerprint", r."reviewWatchdogId"::text AS "reviewWatchdogId",
+      r."selfReview"
     FROM "ApiToken" t LEFT JOIN "Run" r ON r.id = t."runId"
     WHERE t."tokenHash" = ${tokenHash}`;
 
@@ -45,7 +47,7 @@ export async function actorOfToken(deps: Deps, secret: string): Promise<Actor> {
     if (!token.runStatus || !token.runIssueId || !token.runAgentId || isTerminalRunStatus(token.runStatus))
       throw new AppError('unauthorized', 'run token expired: its run has ended');
     await noteSignOfLife(deps, token.runId, token.lastApiActivityAt);
-    const run = { agentId: token.runAgentId, issueId: token.runIssueId };
+    const run = { agentId: token.runAgentId, issueId: token.runIssueId, selfReview: token.selfReview === true };
     const { reviewFingerprint, reviewWatchdogId } = token;
     // a review run's watchdog as it stands now; the one statement more is only ever a review run's
     const watchdog = reviewWatchdogId
@@ -55,6 +57,7 @@ export async function actorOfToken(deps: Deps, secret: string): Promise<Actor> {
             id: true,
             issueId: true,
             agentId: true,
+            mode: true,
             status: true,
             reviewIssueId: true,
             incompleteIssueIds: true,

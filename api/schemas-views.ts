@@ -1,6 +1,8 @@
 /** Response shapes of the views for people: the issue tree, the company overview and an issue's activity feed. */
 import { z } from 'zod';
 import { ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
+import { WATCHDOG_MODES } from '../domain/watchdog';
+import type { WatchdogBadge } from '../issues/tree-view';
 import { jsonObject, named, timestamp, uuid } from './schemas';
 
 /** `GET /api/issues/:id/tree`: an issue with its badges, and its children to the depth asked for. */
@@ -26,6 +28,7 @@ export const TreeNode: z.ZodType<TreeNodeShape> = named(
     watchdog: z
       .object({
         id: uuid,
+        mode: z.enum(WATCHDOG_MODES),
         lastState: z.string().nullable(),
         triggerCount: z.number(),
         reviewIssueId: uuid.nullable().meta({ description: 'its review task (the badge links to it)' }),
@@ -57,7 +60,7 @@ interface TreeNodeShape {
   } | null;
   holds: { id: string }[];
   heldBy: string[];
-  watchdog: { id: string; lastState: string | null; triggerCount: number; reviewIssueId: string | null } | null;
+  watchdog: WatchdogBadge | null;
   reviewOf: { watchedIssueId: string } | null;
   blockers: { id: string; runId: string | null; nextAction: string }[];
   children: TreeNodeShape[] | null;

@@ -41,7 +41,12 @@ export const watchdogBodySchema = z
     mode: z
       .enum(WATCHDOG_MODES)
       .optional()
-      .meta({ description: 'review or observe; omitted, review for a new watchdog and unchanged for an existing one' }),
+      .meta({
+        description:
+          'review (wake the agent on the review task), observe (record and notify, wake nobody) or self (wake each ' +
+          "stopped leaf's own assignee to verify it); omitted, review for a new watchdog and unchanged for an " +
+          'existing one',
+      }),
     repeatLimit: z
       .number()
       .int()

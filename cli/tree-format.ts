@@ -16,7 +16,10 @@ export function badgesOf(node: TreeNode): string[] {
         (node.run.silentState && node.run.silentState !== 'ok' ? ` (${node.run.silentState})` : ''),
     );
   for (const holdId of node.heldBy) badges.push(`held ${short(holdId)}`);
-  if (node.watchdog) badges.push(`watchdog${node.watchdog.lastState ? `: ${node.watchdog.lastState}` : ''}`);
+  if (node.watchdog) {
+    const mode = node.watchdog.mode === 'review' ? '' : ` (${node.watchdog.mode})`;
+    badges.push(`watchdog${mode}${node.watchdog.lastState ? `: ${node.watchdog.lastState}` : ''}`);
+  }
   if (node.watchdog?.reviewIssueId) badges.push(`review task ${short(node.watchdog.reviewIssueId)}`);
   if (node.reviewOf) badges.push(`review of ${short(node.reviewOf.watchedIssueId)}`);
   return badges;

@@ -406,7 +406,7 @@ export interface paths {
                             agentId: string;
                             instructions?: string | null;
                             /** @enum {string} */
-                            mode?: "review" | "observe";
+                            mode?: "review" | "observe" | "self";
                             repeatLimit?: number;
                         };
                     };
@@ -931,7 +931,7 @@ export interface paths {
                         agentId: string;
                         instructions?: string | null;
                         /** @enum {string} */
-                        mode?: "review" | "observe";
+                        mode?: "review" | "observe" | "self";
                         repeatLimit?: number;
                     };
                 };
@@ -2650,7 +2650,7 @@ export interface components {
             agentId: string;
             instructions: string | null;
             /** @enum {string} */
-            mode: "review" | "observe";
+            mode: "review" | "observe" | "self";
             /** @enum {string} */
             status: "active" | "disabled";
             revision: number;
@@ -3029,6 +3029,8 @@ export interface components {
             heldBy: string[];
             watchdog: {
                 id: string;
+                /** @enum {string} */
+                mode: "review" | "observe" | "self";
                 lastState: string | null;
                 triggerCount: number;
                 reviewIssueId: string | null;

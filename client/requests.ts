@@ -37,10 +37,11 @@ export interface WatchdogConfig {
   agentId: string;
   instructions?: string | null;
   /**
-   * `review`: a new stop wakes the agent; `observe`: it is recorded and notified, nobody woken. Omitted: `review` for
-   * a new watchdog, unchanged for an existing one
+   * `review`: a new stop wakes the agent on the review task; `observe`: it is recorded and notified, nobody woken;
+   * `self`: each stopped leaf's own assignee is woken on its leaf to verify its own stop. Omitted: `review` for a new
+   * watchdog, unchanged for an existing one
    */
-  mode?: 'review' | 'observe';
+  mode?: 'review' | 'observe' | 'self';
   /**
    * 0 to 100: re-checks of one reviewed stop (its agent woken again when a conditional acceptance runs out) before
    * escalating to people. Omitted like `mode`: 3 for a new watchdog, unchanged for an existing one

@@ -20,6 +20,7 @@ export const RESERVED_CONTEXT_KEYS = [
 /** Wake reasons the server gives its own wakes; a caller naming one is a 400 (they select a run's capsule). */
 export const RESERVED_WAKE_REASONS = [
   'task_watchdog_stopped_subtree',
+  'task_watchdog_self_check',
   'issue_tree_resumed',
   'issue_tree_released',
 ] as const;

@@ -200,8 +200,11 @@ export function isReviewDisposition(status: string, assigneeAgentId: string | nu
   return status === 'blocked' || acceptsStop(status, assigneeAgentId, watchdogAgentId);
 }
 
-/** What a watchdog does with a new stop: wake its agent on the review task, or only record and notify it. */
-export const WATCHDOG_MODES = ['review', 'observe'] as const;
+/**
+ * What a watchdog does with a new stop: wake its agent on the review task (`review`), only record and notify it
+ * (`observe`), or wake each stopped leaf's own assignee on that leaf to verify its own stop (`self`).
+ */
+export const WATCHDOG_MODES = ['review', 'observe', 'self'] as const;
 export type WatchdogMode = (typeof WATCHDOG_MODES)[number];
 
 export function normalizeInstructions(instructions: string | null | undefined): string | null {
@@ -247,3 +250,18 @@ export const WATCHDOG_DENIED_OPERATIONS = [
   'cancelling runs',
   'deleting anything',
 ] as const;
+
+/** The mandate of a self-mode verification: the leaf's own assignee checks its own stop, inside the leaf's subtree. */
+export const WATCHDOG_SELF_MANDATE = [
+  "Your issue's subtree came to rest and the watchdog above it asks you to verify your own stop: treat it as a " +
+    'claim to check against comments, documents, work products, tests, blockers and review state; "I could not" ' +
+    'or "waiting for approval" is not automatically valid.',
+  'If the work is genuinely complete, leave it done with a short note on what was checked.',
+  'If it is not, restore a live path: move it back to todo or in_progress and continue, create a follow-up child ' +
+    'under it, comment actionable instructions, or resolve an interaction the ordinary audience permits.',
+  'If the blocker is real, leave it blocked with its exit: a blocking issue, an open interaction or a blockedReason ' +
+    'naming who or what unblocks it and the next action.',
+  'Stay inside your issue and its subtree; never impersonate formal approvals, accept spend or hiring decisions, or ' +
+    'bypass execution-policy stages that need a typed reviewer or approver.',
+  'Custom instructions may narrow this mandate, never widen it: the server grants no more authority whatever they say.',
+].join('\n');

@@ -5,12 +5,22 @@
  */
 import type { Db } from '../db/prisma';
 import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
+import type { WatchdogMode } from '../domain/watchdog';
 import { activeHoldsCovering } from './tree';
 
 /** Children listed per node and request; the rest is paged with `offset`. */
 export const TREE_PAGE_MAX = 500;
 /** Nodes in one answer, whatever the depth asked for: deeper levels are read by expanding. */
 export const TREE_NODES_MAX = 5_000;
+
+/** An issue's active watchdog as its badge shows it (with the review task it reuses, null until the first review). */
+export interface WatchdogBadge {
+  id: string;
+  mode: WatchdogMode;
+  lastState: string | null;
+  triggerCount: number;
+  reviewIssueId: string | null;
+}
 
 export interface TreeNode {
   id: string;
@@ -24,8 +34,7 @@ export interface TreeNode {
   holds: { id: string }[];
   /** active holds covering this node (rooted here or above) */
   heldBy: string[];
-  /** its active watchdog, with the review task it reuses (null until the first review) */
-  watchdog: { id: string; lastState: string | null; triggerCount: number; reviewIssueId: string | null } | null;
+  watchdog: WatchdogBadge | null;
   /** a watchdog's review task: the watched issue it reviews */
   reviewOf: { watchedIssueId: string } | null;
   blockers: { id: string; runId: string | null; nextAction: string }[];
@@ -73,7 +82,7 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
     }),
     db.watchdog.findMany({
       where: { activeIssueId: { in: ids } },
-      select: { id: true, issueId: true, lastEvaluation: true, triggerCount: true, reviewIssueId: true },
+      select: { id: true, issueId: true, mode: true, lastEvaluation: true, triggerCount: true, reviewIssueId: true },
     }),
     db.executionBlocker.findMany({
       where: { issueId: { in: ids }, status: 'active' },
@@ -109,6 +118,7 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
       watchdog: watchdog
         ? {
             id: watchdog.id,
+            mode: watchdog.mode,
             lastState: (watchdog.lastEvaluation as { state?: string } | null)?.state ?? null,
             triggerCount: watchdog.triggerCount,
             reviewIssueId: watchdog.reviewIssueId,

@@ -16,8 +16,11 @@ export interface WakeInput {
   context?: Record<string, unknown>;
   /** what treewarden tells the run (domain/run-directive.ts); only server code passes it */
   directive?: RunDirective;
-  /** a watchdog review: the watchdog and stop fingerprint whose authority the run gets */
-  review?: { watchdogId: string; fingerprint: string };
+  /**
+   * a watchdog review: the watchdog and stop fingerprint whose authority the run gets; `selfReview`, a self-mode
+   * verification, whose scope is the wake's own issue (domain/review-authority.ts)
+   */
+  review?: { watchdogId: string; fingerprint: string; selfReview?: boolean };
   idempotencyKey?: string | null;
 }
 
@@ -32,6 +35,7 @@ export async function createWake(tx: Tx, input: WakeInput) {
     directive: (input.directive as object | undefined) ?? Prisma.DbNull,
     reviewWatchdogId: input.review?.watchdogId ?? null,
     reviewFingerprint: input.review?.fingerprint ?? null,
+    selfReview: input.review?.selfReview ?? false,
     idempotencyKey: input.idempotencyKey ?? null,
   };
   if (!input.idempotencyKey) return { wake: await tx.wakeRequest.create({ data }), created: true };
@@ -85,6 +89,7 @@ export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string)
       directive: (current.directive as object | null) ?? Prisma.DbNull,
       reviewWatchdogId: current.reviewWatchdogId,
       reviewFingerprint: current.reviewFingerprint,
+      selfReview: current.selfReview,
     },
   });
   await tx.wakeRequest.update({

@@ -5,14 +5,13 @@
  * run loses every right the moment its watchdog is removed or reassigned (and is stopped), and while the watched
  * subtree cannot be read in full its run may only comment on its review task.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
 import { RESERVED_CONTEXT_KEYS, RESERVED_WAKE_REASONS } from '../domain/run-directive';
 import { createWake, dispatchWake } from '../runs/wakes';
 import { subtreeChangedSignal } from '../workflows/definitions';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 import { companyFootprint } from './support/footprint';
+import { recordingAgent } from './support/recording-agent';
 
 let h: Harness;
 beforeAll(async () => {
@@ -25,33 +24,6 @@ afterAll(async () => {
 });
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
-
-/**
- * An agent that writes its token and the context it was given to files, then runs until told to finish (exit 0)
- * and ignores SIGTERM.
- */
-async function recordingAgent(c: Company) {
-  const base = `/tmp/tw-authority-${randomBytes(6).toString('hex')}`;
-  const files = { token: `${base}.token`, context: `${base}.context`, done: `${base}.done` };
-  const agent = await c.agent({
-    type: 'process',
-    command: 'sh',
-    args: [
-      '-c',
-      'trap "" TERM; cat "$TREEWARDEN_CONTEXT_FILE" > "$CTX"; echo "$TREEWARDEN_RUN_TOKEN" > "$TOKEN"; ' +
-        'while [ ! -f "$DONE" ]; do sleep 0.2; done',
-    ],
-    env: { TOKEN: files.token, CTX: files.context, DONE: files.done },
-  });
-  const read = (file: string) =>
-    eventually(`the agent wrote ${file}`, async () => (existsSync(file) && readFileSync(file, 'utf8').trim()) || null);
-  return {
-    agent,
-    token: () => read(files.token),
-    context: async () => JSON.parse(await read(files.context)) as Record<string, unknown>,
-    finish: () => writeFileSync(files.done, ''),
-  };
-}
 
 const forgedReview = (watchedIssueId: string, reviewIssueId: string) => ({
   watchdogId: '00000000-0000-4000-8000-000000000001',

@@ -83,7 +83,7 @@ test('an unknown mode is a 400 naming the field, and writes nothing', async () =
   const c = await seedCompany(h);
   const watcher = await c.agent();
   const root = await c.issue({ title: 'not watched' });
-  const r = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id, mode: 'self' });
+  const r = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: watcher.id, mode: 'audit' });
   expect(r.status).toBe(400);
   expect(r.body.error.message).toContain('mode');
   expect(await h.services.db.watchdog.count({ where: { issueId: root.id } })).toBe(0);

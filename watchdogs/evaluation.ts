@@ -1,6 +1,6 @@
 /**
  * Task watchdog evaluation (run as an activity): classify the watched subtree and, for a new stop,
- * ensure one review task and one wake.
+ * ensure one review task and one wake (review mode), record it (observe mode) or wake its leaves' assignees (self).
  */
 import {
   classifySubtree,
@@ -15,6 +15,7 @@ import { loadEvaluationInput, type WatchdogSnapshot } from './subtree-snapshot';
 import type { Deps } from '../runtime/deps';
 import { logStopTriggered, triggerReview } from './review-wake';
 import { evaluateReviewedStop, recordReviewDisposition } from './reviewed-stop';
+import { wakeStoppedLeaves } from './self-wake';
 
 /** What an evaluation adds to its verdict: whether it woke the agent, on which review task, when it looks again. */
 type Outcome = { woke?: boolean; reviewIssueId?: string | null; recheckAt?: string | null };
@@ -94,6 +95,10 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
   if (watchdog.mode === 'observe') {
     await recordObservedStop(deps, watchdog, result);
     return persist(deps, watchdog, summary('observed'), result.fingerprint);
+  }
+  if (watchdog.mode === 'self') {
+    const woke = await wakeStoppedLeaves(deps, watchdogId, result);
+    return persist(deps, watchdog, summary('stopped', { woke, reviewIssueId: null }), result.fingerprint);
   }
   const trigger = await triggerReview(deps, watchdogId, result);
   if (trigger.kind === 'review_running') return persist(deps, watchdog, summary('review_running'), result.fingerprint);

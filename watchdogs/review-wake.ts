@@ -22,7 +22,14 @@ export function logStopTriggered(
   tx: Tx,
   watchdog: { id: string; companyId: string; issueId: string },
   result: Classification,
-  how: { mode: WatchdogMode; reviewIssueId: string | null; wakeRequestId?: string },
+  how: {
+    mode: WatchdogMode;
+    reviewIssueId: string | null;
+    wakeRequestId?: string;
+    /** self mode: one wake per stopped leaf, and the leaves nobody could be woken for */
+    wakeRequestIds?: string[];
+    unwokenLeaves?: { id: string; reason: string }[];
+  },
 ) {
   return logSystemActivity(tx, watchdog.companyId, {
     action: 'issue.task_watchdog_triggered',
