@@ -19,6 +19,7 @@ import {
   monitorStopsWithOwner,
   retentionPasses,
   runFails,
+  watchdogRechecks,
   watchdogWakes,
 } from '../testing/scenarios';
 import { webhookDelivered, webhookGivenUp } from '../testing/webhook-scenarios';
@@ -31,6 +32,7 @@ async function record() {
   try {
     const c = await seedCompany(h, 'History recorder');
     const watchdog = await watchdogWakes(h, c, { remove: true });
+    const rechecked = await watchdogRechecks(h, c);
     const hold = await holdInterruptsRun(h, c, { release: true });
     const retriedHold = await holdInterruptsRun(h, c, { release: true, failFirstResumeWake: true });
     const failed = await runFails(h, c);
@@ -42,6 +44,7 @@ async function record() {
     const retention = await retentionPasses(h);
     const executions: Record<string, string> = {
       'task-watchdog.wake-then-removed': watchdog.watchdogWorkflowId,
+      'task-watchdog.recheck-then-removed': rechecked.watchdogWorkflowId,
       'agent-run.noop-succeeded': watchdog.reviewRunWorkflowId,
       'tree-hold.pause-then-release': hold.holdWorkflowId,
       'tree-hold.resume-wake-retried': retriedHold.holdWorkflowId,

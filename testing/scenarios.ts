@@ -56,6 +56,30 @@ export async function watchdogWakes(h: Harness, c: Company, { remove }: { remove
   };
 }
 
+/**
+ * A reviewed stop accepted only for two seconds (`recheckAfter`): the watchdog's re-check timer fires, the same stop
+ * wakes its agent once more, and the watchdog is then removed so its workflow completes.
+ */
+export async function watchdogRechecks(h: Harness, c: Company) {
+  const { issueId, watchdogWorkflowId } = await watchdogWakes(h, c, { remove: false });
+  const review = await h.services.db.issue.findFirstOrThrow({
+    where: { originKind: 'task_watchdog', originId: issueId },
+  });
+  const recheckAfter = new Date(Date.now() + 2_000).toISOString();
+  const accepted = await h.request('PATCH', `/api/issues/${review.id}`, c.token, { status: 'done', recheckAfter });
+  if (accepted.status !== 200) throw new Error(`disposition: ${JSON.stringify(accepted.body)}`);
+  const recheckWake = await eventually('the re-check woke the agent again', () =>
+    h.services.db.wakeRequest.findFirst({ where: { issueId: review.id, idempotencyKey: { endsWith: ':recheck:1' } } }),
+  );
+  const recheckRun = await eventually('the re-check run', () =>
+    h.services.db.run.findFirst({ where: { wakeRequestId: recheckWake.id } }),
+  );
+  await settledRun(h, recheckRun.id);
+  await h.request('DELETE', `/api/issues/${issueId}/watchdog`, c.token);
+  await h.services.client.workflow.getHandle(watchdogWorkflowId).result();
+  return { watchdogWorkflowId };
+}
+
 interface HoldScenarioOptions {
   release: boolean;
   failFirstResumeWake?: boolean;
