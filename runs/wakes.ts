@@ -39,10 +39,14 @@ export async function createWake(tx: Tx, input: WakeInput) {
     idempotencyKey: input.idempotencyKey ?? null,
   };
   if (!input.idempotencyKey) return { wake: await tx.wakeRequest.create({ data }), created: true };
-  // ON CONFLICT DO NOTHING: a unique violation inside a transaction would abort it
-  const { count } = await tx.wakeRequest.createMany({ data: [data], skipDuplicates: true });
-  const wake = await tx.wakeRequest.findUniqueOrThrow({ where: { idempotencyKey: input.idempotencyKey } });
-  return { wake, created: count === 1 };
+  // ON CONFLICT DO NOTHING: a unique violation inside a transaction would abort it; the inserted row comes back
+  // with the insert, so only a repeat reads the first wake
+  const [inserted] = await tx.wakeRequest.createManyAndReturn({ data: [data], skipDuplicates: true });
+  if (inserted) return { wake: inserted, created: true };
+  return {
+    wake: await tx.wakeRequest.findUniqueOrThrow({ where: { idempotencyKey: input.idempotencyKey } }),
+    created: false,
+  };
 }
 
 export type DispatchOutcome =
@@ -135,12 +139,12 @@ export async function startClaimedRun(deps: Deps, wakeId: string, claim: RunClai
 }
 
 /** Turns a queued wake into a queued run and starts its workflow. */
-export async function dispatchWake(deps: Deps, wakeId: string): Promise<DispatchOutcome> {
+export async function dispatchWake(deps: Deps, wakeId: string, knownCompanyId?: string): Promise<DispatchOutcome> {
   const claim = await deps.db.$transaction(async (tx) => {
-    const { companyId } = await tx.wakeRequest.findUniqueOrThrow({
-      where: { id: wakeId },
-      select: { companyId: true },
-    });
+    // the company's scheduling lock comes before the wake's row lock, so a caller that just wrote the wake says whose
+    const companyId =
+      knownCompanyId ??
+      (await tx.wakeRequest.findUniqueOrThrow({ where: { id: wakeId }, select: { companyId: true } })).companyId;
     return claimWakeForRun(tx, wakeId, companyId);
   });
   return startClaimedRun(deps, wakeId, claim);
@@ -173,6 +177,7 @@ export async function wakeAndDispatch(deps: Deps, input: WakeInput, actor: Actor
     }
     return result;
   });
-  const outcome = wake.status === 'queued' ? await dispatchWake(deps, wake.id) : ({ kind: 'not_queued' } as const);
+  const outcome =
+    wake.status === 'queued' ? await dispatchWake(deps, wake.id, wake.companyId) : ({ kind: 'not_queued' } as const);
   return { wake: await deps.db.wakeRequest.findUniqueOrThrow({ where: { id: wake.id } }), created, outcome };
 }

@@ -4,6 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { workflowId } from '../domain/ids';
+import type { Classification, StoppedLeaf } from '../domain/watchdog';
+import { triggerReview } from '../watchdogs/review-wake';
 import { putWatchdog as putWatchdogRow, removeWatchdog } from '../watchdogs/configuration';
 import { recoverWorkflows, recoverWorkflowsOncePerFleet } from '../workers/create-worker';
 import { subtreeChangedSignal, watchdogStateQuery } from '../workflows/definitions';
@@ -222,6 +224,35 @@ describe('evaluation', () => {
       'already_reviewed',
       async () => (await watchdogState(root.id)).lastEvaluation?.state === 'already_reviewed',
     );
+    expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
+  });
+
+  test('an evaluation that read the subtree before a disposition committed does not reopen the review task', async () => {
+    const { c, watcher, root } = await watchedTree();
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    const [wake] = await eventually('wake', async () => {
+      const wakes = await watchdogWakes(watchdog.id);
+      return wakes.length === 1 ? wakes : null;
+    });
+    await eventually('review run to finish', async () =>
+      (await h.services.db.run.count({ where: { wakeRequestId: wake.id, status: 'succeeded' } })) === 1 ? true : null,
+    );
+    const disposition = await h.request('PATCH', `/api/issues/${wake.issueId}`, c.token, { status: 'done' });
+    expect(disposition.status).toBe(200);
+    // the stale evaluation's last step: the stop it classified, handed to triggerReview after the disposition
+    const stale = (wake.directive as unknown as { taskWatchdog: { stoppedLeaves: StoppedLeaf[] } }).taskWatchdog;
+    const result = { fingerprint: wake.reviewFingerprint, stoppedLeaves: stale.stoppedLeaves } as Classification;
+    expect(await triggerReview(h.services, watchdog.id, result)).toEqual({
+      kind: 'triggered',
+      woke: false,
+      reviewIssueId: wake.issueId,
+    });
+    expect((await h.services.db.issue.findUniqueOrThrow({ where: { id: wake.issueId } })).status).toBe('done');
+    const row = await eventually('the disposition recorded', async () => {
+      const w = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdog.id } });
+      return w.lastReviewedFingerprint ? w : null;
+    });
+    expect(row.lastReviewedFingerprint).toBe(wake.reviewFingerprint);
     expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
   });
 

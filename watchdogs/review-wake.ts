@@ -94,6 +94,11 @@ export async function triggerReview(
     });
     // Under the watchdog's lock, so no two evaluations can both see "no review live".
     if (await reviewRunLive(tx, watchdog.reviewIssueId)) return null;
+    // This stop was woken for already: its review task is left as it is. An evaluation that read the subtree before
+    // a disposition committed would otherwise reopen the review task the disposition just closed.
+    const idempotencyKey = `task_watchdog:${watchdogId}:${fingerprint}${recheck ? `:recheck:${recheck}` : ''}`;
+    const woken = await tx.wakeRequest.findUnique({ where: { idempotencyKey } });
+    if (woken) return { wake: woken, created: false, reviewIssueId: woken.issueId };
     const reviewIssue = await ensureReviewIssue(tx, watchdog);
     const directive = {
       taskWatchdog: {
@@ -122,7 +127,7 @@ export async function triggerReview(
       reason: 'task_watchdog_stopped_subtree',
       directive,
       review: { watchdogId, fingerprint },
-      idempotencyKey: `task_watchdog:${watchdogId}:${fingerprint}${recheck ? `:recheck:${recheck}` : ''}`,
+      idempotencyKey,
     });
     if (wake.created) {
       await tx.watchdog.update({
@@ -143,11 +148,11 @@ export async function triggerReview(
       if (recheck) await logRecheck(tx, watchdog, fingerprint, { ...how, recheck, repeatLimit: watchdog.repeatLimit });
       else await logStopTriggered(tx, watchdog, result, how);
     }
-    return { wakeId: wake.wake.id, created: wake.created, reviewIssueId: reviewIssue.id };
+    return { wake: wake.wake, created: wake.created, reviewIssueId: reviewIssue.id };
   });
   if (!outcome) return { kind: 'review_running' };
-  const wake = await deps.db.wakeRequest.findUniqueOrThrow({ where: { id: outcome.wakeId } });
-  if (wake.status === 'queued') await dispatchWake(deps, outcome.wakeId);
+  // as the transaction left it: a wake another evaluation dispatched since is found claimed, under its lock
+  if (outcome.wake.status === 'queued') await dispatchWake(deps, outcome.wake.id, outcome.wake.companyId);
   return { kind: 'triggered', woke: outcome.created, reviewIssueId: outcome.reviewIssueId };
 }
 

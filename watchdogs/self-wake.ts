@@ -32,11 +32,11 @@ interface UnwokenLeaf {
  */
 export async function wakeStoppedLeaves(deps: Deps, watchdogId: string, result: Classification): Promise<boolean> {
   const fingerprint = result.fingerprint!;
-  const wakeIds = await deps.db.$transaction(async (tx) => {
+  const { companyId, wakeIds } = await deps.db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
     const watchdog = await tx.watchdog.findUniqueOrThrow({ where: { id: watchdogId } });
     // reconfigured or removed since the evaluation read it: the change that did it evaluates again
-    if (watchdog.status !== 'active' || watchdog.mode !== 'self') return [];
+    if (watchdog.status !== 'active' || watchdog.mode !== 'self') return { companyId: watchdog.companyId, wakeIds: [] };
     const { created, unwoken } = await wakeEachLeaf(tx, watchdog, result);
     await tx.watchdog.update({
       where: { id: watchdogId },
@@ -58,10 +58,10 @@ export async function wakeStoppedLeaves(deps: Deps, watchdogId: string, result: 
       wakeRequestIds: created,
       unwokenLeaves: unwoken,
     });
-    return created;
+    return { companyId: watchdog.companyId, wakeIds: created };
   });
   // each leaf's run starts on its own; a leaf under a hold keeps its wake queued until the release
-  for (const wakeId of wakeIds) await dispatchWake(deps, wakeId);
+  for (const wakeId of wakeIds) await dispatchWake(deps, wakeId, companyId);
   return wakeIds.length > 0;
 }
 
