@@ -13,7 +13,6 @@ import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } fro
 import { parseEndReason } from '../domain/postmortem';
 import { agentContext, parseDirective } from '../domain/run-directive';
 import { hashToken, newTokenSecret } from '../domain/tokens';
-import { whenPoolAnswers } from '../db/prisma';
 import type { Deps } from '../runtime/deps';
 import { capsuleFor } from '../runs/capsule';
 import { assertOwningHost } from '../processes/host-stops';
@@ -26,24 +25,18 @@ import { cpuTicksOf, verifiedStop, type StopResult } from '../processes/process-
 import { isLetGo, outputTail, runSupervised, type Supervision } from './supervised-process';
 
 export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome> {
-  // every statement before the agent starts waits out a busy pool: this activity is never retried
-  const run = await whenPoolAnswers(() =>
-    deps.db.run.findUniqueOrThrow({ where: { id: runId }, include: { agent: true } }),
-  );
+  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, include: { agent: true } });
   const parsed = adapterSchema.safeParse(run.agent.adapter);
   if (!parsed.success) return { kind: 'error', error: `invalid adapter: ${parsed.error.message}` };
   const adapter = parsed.data;
   // a run that continues or replaces earlier work gets its capsule in its directive (and its file)
   const { directive: stored, problem } = parseDirective(run.directive);
   if (problem) deps.log.warn({ runId, problem }, 'run directive has an unexpected shape; it is ignored');
-  const capsule = await whenPoolAnswers(() => capsuleFor(deps, run, stored));
+  const capsule = await capsuleFor(deps, run, stored);
   const directive = capsule ? { ...stored, capsule } : stored;
-  if (capsule)
-    await whenPoolAnswers(() => deps.db.run.update({ where: { id: runId }, data: { directive: directive as object } }));
+  if (capsule) await deps.db.run.update({ where: { id: runId }, data: { directive: directive as object } });
   if (adapter.type === 'noop') {
-    return (await whenPoolAnswers(() => enterAdapter(deps, runId)))
-      ? { kind: 'exited', exitCode: 0 }
-      : { kind: 'stopped' };
+    return (await enterAdapter(deps, runId)) ? { kind: 'exited', exitCode: 0 } : { kind: 'stopped' };
   }
   const files = runFiles(runId, adapter.cwd ?? null);
   await mkdir(files.runDir, { recursive: true });
@@ -54,12 +47,10 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   const cgroupPath = createWorkCgroup(deps.containment, runId);
   // recorded before anything spawns, and refused once a stop is requested: a stop that read no
   // host then knows no process can start (its verified stop needs the host that spawned them)
-  const { count } = await whenPoolAnswers(() =>
-    deps.db.run.updateMany({
-      where: { id: runId, stopRequestedAt: null },
-      data: { ownerToken, cgroupPath, host: hostname(), hostId: deps.hostId, workdir: adapter.cwd ?? files.runDir },
-    }),
-  );
+  const { count } = await deps.db.run.updateMany({
+    where: { id: runId, stopRequestedAt: null },
+    data: { ownerToken, cgroupPath, host: hostname(), hostId: deps.hostId, workdir: adapter.cwd ?? files.runDir },
+  });
   if (count === 0) {
     removeCgroup(cgroupPath);
     return { kind: 'stopped' };
@@ -87,9 +78,9 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       tick,
       stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
       onSpawn: (pgid, startTime) =>
-        whenPoolAnswers(() =>
-          deps.db.run.update({ where: { id: runId }, data: { processGroupId: pgid, processStartTime: startTime } }),
-        ).then(() => undefined),
+        deps.db.run
+          .update({ where: { id: runId }, data: { processGroupId: pgid, processStartTime: startTime } })
+          .then(() => undefined),
     });
 
   if (adapter.prepare) {
@@ -103,16 +94,14 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
         outputTail: outputTail(files.output),
       };
   }
-  if (!(await whenPoolAnswers(() => enterAdapter(deps, runId)))) return { kind: 'stopped' };
+  if (!(await enterAdapter(deps, runId))) return { kind: 'stopped' };
   const secret = newTokenSecret('twr');
-  await whenPoolAnswers(() =>
-    deps.db.$transaction([
-      deps.db.apiToken.deleteMany({ where: { runId } }),
-      deps.db.apiToken.create({
-        data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId },
-      }),
-    ]),
-  );
+  await deps.db.$transaction([
+    deps.db.apiToken.deleteMany({ where: { runId } }),
+    deps.db.apiToken.create({
+      data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId },
+    }),
+  ]);
   await writeFile(files.context, JSON.stringify(agentContext(run.context, directive)), { mode: 0o600 });
   if (capsule) await writeFile(files.capsule, JSON.stringify(capsule), { mode: 0o600 });
   const exitCode = await command(

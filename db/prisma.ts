@@ -1,5 +1,6 @@
 /** The one way the service opens PostgreSQL: Prisma's Rust-free client over node-postgres. */
 import { PrismaPg } from '@prisma/adapter-pg';
+import { PatientPool } from './patient-pool';
 import { Prisma, PrismaClient } from '../generated/prisma/client';
 
 export type Db = PrismaClient;
@@ -22,13 +23,14 @@ export interface DbTimeouts {
  * statement_timeout, so a live server reports its own cancellation first.
  */
 export function createPrisma(databaseUrl: string, timeouts: DbTimeouts, poolMax: number): PrismaClient {
-  const adapter = new PrismaPg({
+  const pool = new PatientPool({
     connectionString: databaseUrl,
     max: poolMax,
     connectionTimeoutMillis: timeouts.connectTimeoutMs,
     statement_timeout: timeouts.queryTimeoutMs,
     query_timeout: timeouts.queryTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
   });
+  const adapter = new PrismaPg(pool, { disposeExternalPool: true });
   // Interactive transactions wait for a pooled connection (maxWait, 2 s by default). Under a burst of clients on
   // a loaded 2-core host that wait is longer than 2 s, and a request would fail although nothing is wrong.
   return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });
@@ -43,28 +45,6 @@ export const dbTimeoutsOf = (config: {
   connectTimeoutMs: config.TREEWARDEN_DB_CONNECT_TIMEOUT_MS,
   queryTimeoutMs: config.TREEWARDEN_DB_QUERY_TIMEOUT_MS,
 });
-
-/**
- * Runs `statement` again while the pool could not hand out a connection in time (many activities at once on one
- * worker's pool): nothing reached the database, so running it again is safe for any statement, even a CAS. Used where
- * a failure cannot simply be retried by Temporal (a run's execution before its agent starts, which is never retried).
- */
-export async function whenPoolAnswers<T>(statement: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await statement();
-    } catch (error) {
-      if (attempt >= POOL_ATTEMPTS || !isPoolAcquireTimeout(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 8_000)));
-    }
-  }
-}
-
-/** about half a minute of waiting for a connection, beyond each attempt's own connect timeout */
-const POOL_ATTEMPTS = 6;
-
-const isPoolAcquireTimeout = (error: unknown): boolean =>
-  error instanceof Error && error.message.includes('timeout exceeded when trying to connect');
 
 /** True when `error` is a unique-constraint violation (P2002). */
 export function isUniqueViolation(error: unknown): boolean {

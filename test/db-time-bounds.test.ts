@@ -7,10 +7,12 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { Client as PgClient } from 'pg';
 import pino from 'pino';
 import { buildApi } from '../api/server';
+import { PatientPool } from '../db/patient-pool';
 import { createTreewardenClient } from '../client';
 import { parseConfig } from '../domain/config';
 import { workflowId } from '../domain/ids';
@@ -59,6 +61,19 @@ const post = (url: string, token: string, body: unknown, idempotencyKey?: string
     replayed: r.headers.get('idempotent-replayed'),
     body: (await r.json()) as Record<string, any>,
   }));
+
+test('a burst that finds the pool full waits for a connection instead of failing', async () => {
+  const pool = new PatientPool({ connectionString: h.env.DATABASE_URL, max: 1, connectionTimeoutMillis: 300 });
+  try {
+    const held = await pool.connect();
+    const waiting = pool.query<{ one: number }>('SELECT 1 AS one');
+    await sleep(1_000); // longer than the pool's wait: the query's first ask for a connection has failed by now
+    held.release();
+    expect((await waiting).rows).toEqual([{ one: 1 }]);
+  } finally {
+    await pool.end();
+  }
+});
 
 describe('a database that stops answering', () => {
   test('/healthz answers 503 instead of hanging, and requests fail with 503 instead of hanging', async () => {
