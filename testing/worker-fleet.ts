@@ -46,6 +46,8 @@ export function bundlePath(): Promise<string> {
 
 export function workerFleet(h: Harness): WorkerFleet {
   const running = new Map<number, { child: ChildProcess; worker: WorkerProcess }>();
+  /** workers the test itself ended: their exit is expected */
+  const stopping = new Set<number>();
   const fleet: WorkerFleet = {
     get workers() {
       return [...running.values()].map((r) => r.worker);
@@ -58,10 +60,13 @@ export function workerFleet(h: Harness): WorkerFleet {
       });
       const stderr: string[] = [];
       child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+      const lastLines: string[] = [];
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       let healthz = '';
       const ready = new Promise<void>((resolve, reject) => {
         createInterface({ input: child.stdout! }).on('line', (line) => {
+          lastLines.push(line);
+          if (lastLines.length > 20) lastLines.shift();
           if (line.includes('"msg":"metrics server listening"'))
             healthz = (JSON.parse(line) as { healthz: string }).healthz;
           if (line.includes('"msg":"worker started"')) resolve();
@@ -73,19 +78,30 @@ export function workerFleet(h: Harness): WorkerFleet {
       await ready;
       const worker = { pid: child.pid!, identity: `${child.pid}@${hostname()}`, healthz, exited };
       running.set(worker.pid, { child, worker });
-      void exited.then(() => running.delete(worker.pid));
+      void exited.then((code) => {
+        // a worker that dies on its own says why: its last log lines and its stderr
+        if (running.delete(worker.pid) && !stopping.has(worker.pid))
+          console.error(
+            `worker ${worker.pid} exited on its own (code ${code}):`,
+            lastLines,
+            stderr.join('').slice(-2000),
+          );
+      });
       return worker;
     },
     async kill(worker) {
+      stopping.add(worker.pid);
       process.kill(worker.pid, 'SIGKILL');
       await worker.exited;
     },
     async stop(worker, signal = 'SIGTERM') {
+      stopping.add(worker.pid);
       process.kill(worker.pid, signal);
       return worker.exited;
     },
     async close() {
       for (const { child, worker } of running.values()) {
+        stopping.add(worker.pid);
         child.kill('SIGKILL');
         await worker.exited;
       }
