@@ -9,25 +9,18 @@ import pg from 'pg';
 type ConnectCallback = (
   err: Error | undefined,
   client: pg.PoolClient | undefined,
-  done: (release?: unknown) => void,
+  done: pg.PoolClient['release'],
 ) => void;
 
 export class PatientPool extends pg.Pool {
-  constructor(
-    config: pg.PoolConfig,
-    private readonly attempts = ACQUIRE_ATTEMPTS,
-  ) {
-    super(config);
-  }
-
   // pg's own pool.query() acquires through connect(callback), so both styles wait patiently
   override connect(): Promise<pg.PoolClient>;
   override connect(callback: ConnectCallback): void;
   override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
-    const acquired = acquirePatiently(() => super.connect(), this.attempts);
+    const acquired = acquirePatiently(() => super.connect(), ACQUIRE_ATTEMPTS);
     if (!callback) return acquired;
     acquired.then(
-      (client) => callback(undefined, client, (release) => client.release(release as Error | boolean | undefined)),
+      (client) => callback(undefined, client, client.release),
       (error: Error) => callback(error, undefined, () => undefined),
     );
   }
