@@ -150,7 +150,7 @@ async function main(): Promise<void> {
         record(await run());
       };
       await scenario(7, () => peerPolling(h, pool, trees, idle!.statementsPerTick));
-      await scenario(2, () => changeToWake(h, pool, trees));
+      await scenario(2, () => changeToWake(h, pool, trees, stack.server!.address));
       await scenario(1, () => evaluationCost(h, pool));
       await scenario(4, () => burst(h, pool, companyId, agentId));
       await scenario(5, () => releaseFanout(h, pool, companyId, agentId));

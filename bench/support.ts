@@ -139,6 +139,8 @@ export interface HistoryTally {
   workflowTasks: number;
   timersFired: number;
   activitiesScheduled: number;
+  /** local activities: each leaves a marker in the history, not an activity task */
+  markers: number;
   signals: number;
 }
 
@@ -147,6 +149,7 @@ export const emptyTally = (): HistoryTally => ({
   workflowTasks: 0,
   timersFired: 0,
   activitiesScheduled: 0,
+  markers: 0,
   signals: 0,
 });
 
@@ -170,6 +173,7 @@ export async function tallyHistory(
     if (e.workflowTaskCompletedEventAttributes) t.workflowTasks += 1;
     if (e.timerFiredEventAttributes) t.timersFired += 1;
     if (e.activityTaskScheduledEventAttributes) t.activitiesScheduled += 1;
+    if (e.markerRecordedEventAttributes) t.markers += 1;
     if (e.workflowExecutionSignaledEventAttributes) t.signals += 1;
   }
   return tallies;
@@ -181,6 +185,7 @@ export function addTallies(a: HistoryTally, b: HistoryTally): HistoryTally {
     workflowTasks: a.workflowTasks + b.workflowTasks,
     timersFired: a.timersFired + b.timersFired,
     activitiesScheduled: a.activitiesScheduled + b.activitiesScheduled,
+    markers: a.markers + b.markers,
     signals: a.signals + b.signals,
   };
 }
