@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { CHANGES_CHANNEL } from '../changes/record';
 import { eventually, type Harness } from '../testing/harness';
-import { callApi, startServiceStack, type ServiceStack } from '../testing/service-stack';
+import { callApi, embeddedDatabaseUrl, startServiceStack, type ServiceStack } from '../testing/service-stack';
 import { changeClasses } from './change-classes';
 import type { ChangeLoad } from './change-load';
 import { signalFloor, type FloorRound } from './signal-floor';
@@ -42,11 +42,7 @@ export async function changeToWake(
     temporalAddress,
     env: { TREEWARDEN_WATCHDOG_TICK_MS: String(TICK_MS), TREEWARDEN_STOP_GRACE_MS: '5000' },
   });
-  const { port, password } = stack.embedded!;
-  const stackPool = taggedPool(
-    `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/treewarden`,
-    'bench',
-  );
+  const stackPool = taggedPool(embeddedDatabaseUrl(stack), 'bench');
   try {
     const world = await activeWatchdogs(stack, stackPool);
     const latencies: number[][] = [];

@@ -1,13 +1,19 @@
 /**
  * Scenario 9 (issue 30): company B's wake-to-run latency (the wake's request until its run's claim, `startedAt`)
- * while company A's release re-dispatches hundreds of interrupted runs of a real, sleeping agent, against B's latency
- * on the same idle stack, in the same run. Default caps: A's runs beyond TREEWARDEN_COMPANY_MAX_RUNNING_RUNS wait for
- * their company, so B finds a free worker slot, and fairness puts B's tasks ahead of A's backlog.
+ * while company A's release re-dispatches 1,000 interrupted runs of a real, sleeping agent, against B's latency on
+ * the same idle stack, in the same run. It runs on the stack `npm start` builds (worker and API as processes of their
+ * own, the embedded PostgreSQL), driven over HTTP as a main app drives it: the bench's event loop hosts neither the
+ * release nor A's runs. Default caps: A's runs beyond TREEWARDEN_COMPANY_MAX_RUNNING_RUNS wait for their company,
+ * so B finds a free worker slot, and fairness puts B's tasks ahead of A's backlog.
  */
-import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
-import { seedCompany, settled, type Harness } from '../testing/harness';
-import { startInterruptedHold } from './release-fanout';
+import { Client as TemporalClient, Connection } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { parseConfig } from '../domain/config';
+import { createTemporalOrchestrator } from '../temporal/temporal-orchestrator';
+import { callApi, embeddedDatabaseUrl, startServiceStack, type ServiceStack } from '../testing/service-stack';
+import { seedInterruptedHold } from './release-fanout';
 import { log, row, summarize, type ResultRow } from './support';
 
 const MEMBERS = 1000;
@@ -15,42 +21,130 @@ const WAKES = 5;
 /** each of A's resumed agents holds a worker slot this long */
 const AGENT_SECONDS = '10';
 
-type Company = Awaited<ReturnType<typeof seedCompany>>;
-
-/** One wake of B: milliseconds from the request until its run was claimed. */
-async function wakeToRun(h: Harness, b: Company, agentId: string): Promise<number> {
-  const issue = await b.issue({ title: 'one wake', assigneeAgentId: agentId });
-  const requestedAt = Date.now();
-  const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, b.token, {});
-  if (wake.status !== 202) throw new Error(`scenario 9: wake ${JSON.stringify(wake.body)}`);
-  const run = await settled(h, wake.body.runId as string, 300_000);
-  return run.startedAt!.getTime() - requestedAt;
+interface Company {
+  id: string;
+  token: string;
+  agentId: string;
 }
 
-export async function fairness(h: Harness, pool: pg.Pool): Promise<ResultRow[]> {
-  const a = await seedCompany(h, 'Releasing');
-  const agentA = await a.agent({ type: 'process', command: 'sleep', args: [AGENT_SECONDS] });
-  const b = await seedCompany(h, 'Waking');
-  const agentB = (await b.agent()).id;
-  const idle: number[] = [];
-  for (let i = 0; i < WAKES; i++) idle.push(await wakeToRun(h, b, agentB));
+async function api(stack: ServiceStack, token: string, method: string, url: string, body: unknown, status: number) {
+  const response = await callApi(stack.apiUrl, method, url, token, body);
+  if (response.status !== status)
+    throw new Error(`scenario 9: ${method} ${url} answered ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body;
+}
 
-  const hold = await startInterruptedHold(h, pool, a.companyId, agentA.id, MEMBERS);
-  const actor = { kind: 'system' as const, companyId: a.companyId };
-  const release = { holdId: hold.holdId, releaseId: randomUUID(), wakeAgents: false, actor };
-  let releasing = true;
-  const released = h.services.orchestrator.releaseHold(release).finally(() => (releasing = false));
-  const during: number[] = [];
-  // B's wakes while A's release dispatches; then while A's backlog drains
-  while (during.length < WAKES) during.push(await wakeToRun(h, b, agentB));
-  const duringRelease = releasing;
-  const report = await released;
-  log(`  ${report.resumed.length} resumed; B's wakes all measured ${duringRelease ? 'during' : 'partly after'} it`);
-  await Promise.all(report.resumed.map(({ runId }) => settled(h, runId, 600_000)));
-  const ratio = summarize(during).median / summarize(idle).median;
-  return [
-    row('9', "B's wake to run, idle stack", 'ms', idle),
-    row('9', `B's wake to run, during A's ${MEMBERS}-member release`, 'ms', during),
-    row('9', 'during / idle (medians)', '×', [ratio], { text: '≤ 2×', ok: (m) => m <= 2 }),
-  ];
+async function company(stack: ServiceStack, name: string, adapter: unknown): Promise<Company> {
+  const created = await api(stack, stack.adminToken, 'POST', '/api/companies', { name }, 201);
+  const agent = await api(
+    stack,
+    created.boardToken,
+    'POST',
+    `/api/companies/${created.id}/agents`,
+    { name, adapter },
+    201,
+  );
+  return { id: created.id, token: created.boardToken, agentId: agent.id };
+}
+
+/** One wake of B, in milliseconds from its request: answered (202), its run's row written, its run claimed. */
+interface WakeTimes {
+  answered: number;
+  runWritten: number;
+  claimed: number;
+}
+
+const STAGES = { answered: '202 answer', runWritten: 'run row written' } as const;
+
+async function wakeToRun(stack: ServiceStack, pool: pg.Pool, b: Company): Promise<WakeTimes> {
+  const issue = await api(
+    stack,
+    b.token,
+    'POST',
+    `/api/companies/${b.id}/issues`,
+    { title: 'one wake', assigneeAgentId: b.agentId },
+    201,
+  );
+  const requestedAt = Date.now();
+  const wake = await api(stack, b.token, 'POST', `/api/issues/${issue.id}/wake`, {}, 202);
+  const answered = Date.now() - requestedAt;
+  for (const deadline = Date.now() + 300_000; Date.now() < deadline; await sleep(20)) {
+    const { rows } = await pool.query<{ createdAt: Date; startedAt: Date | null }>(
+      `SELECT "createdAt", "startedAt" FROM "Run" WHERE id = $1`,
+      [wake.runId],
+    );
+    const run = rows[0];
+    if (run?.startedAt)
+      return {
+        answered,
+        runWritten: run.createdAt.getTime() - requestedAt,
+        claimed: run.startedAt.getTime() - requestedAt,
+      };
+  }
+  throw new Error(`scenario 9: B's run ${wake.runId} did not start within five minutes`);
+}
+
+export async function fairness(temporalAddress: string, namespace: string): Promise<ResultRow[]> {
+  const taskQueue = `bench-fairness-${randomBytes(4).toString('hex')}`;
+  const stack = await startServiceStack({ temporalAddress, env: { TREEWARDEN_TASK_QUEUE: taskQueue } });
+  const databaseUrl = embeddedDatabaseUrl(stack);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  const connection = await Connection.connect({ address: temporalAddress });
+  try {
+    const a = await company(stack, 'Releasing', { type: 'process', command: 'sleep', args: [AGENT_SECONDS] });
+    const b = await company(stack, 'Waking', { type: 'noop' });
+    const idle: WakeTimes[] = [];
+    for (let i = 0; i < WAKES; i++) idle.push(await wakeToRun(stack, pool, b));
+
+    // the state A's pause left behind (seeded: 1,000 really running agents to pause would measure the pause too),
+    // its hold workflow started on the stack's task queue as the pause starts it
+    const hold = await seedInterruptedHold(pool, a.id, a.agentId, MEMBERS);
+    await pool.query('ANALYZE');
+    const config = parseConfig({ DATABASE_URL: databaseUrl, TREEWARDEN_TASK_QUEUE: taskQueue });
+    const orchestrator = createTemporalOrchestrator(new TemporalClient({ connection, namespace }), config);
+    await orchestrator.startHold({ holdId: hold.holdId, companyId: a.id, rootIssueId: hold.rootId, title: 'release' });
+
+    let releasing = true;
+    const released = api(
+      stack,
+      a.token,
+      'POST',
+      `/api/issues/${hold.rootId}/tree-holds/${hold.holdId}/release`,
+      {},
+      200,
+    ).finally(() => (releasing = false));
+    const during: WakeTimes[] = [];
+    while (during.length < WAKES) during.push(await wakeToRun(stack, pool, b));
+    const duringRelease = releasing;
+    const report = await released;
+    log(
+      `  ${report.resumed?.length ?? '?'} resumed; B's wakes measured ${duringRelease ? 'during' : 'partly after'} it`,
+    );
+    const claimed = (times: WakeTimes[]) => times.map((t) => t.claimed);
+    const ratio = summarize(claimed(during)).median / summarize(claimed(idle)).median;
+    return [
+      row('9', "B's wake to run, idle stack", 'ms', claimed(idle), undefined, 'npm start stack, driven over HTTP'),
+      row('9', `B's wake to run, during A's ${MEMBERS}-member release`, 'ms', claimed(during)),
+      row('9', 'during / idle (medians)', '×', [ratio], { text: '≤ 2×', ok: (m) => m <= 2 }),
+      // where a wake's time goes: the API's answer, the dispatch's run row, then (the rows above) the run's claim
+      ...Object.entries(STAGES).flatMap(([stage, name]) => [
+        row(
+          '9',
+          `B's wake, request to ${name}, idle`,
+          'ms',
+          idle.map((t) => t[stage as keyof WakeTimes]),
+        ),
+        row(
+          '9',
+          `B's wake, request to ${name}, during`,
+          'ms',
+          during.map((t) => t[stage as keyof WakeTimes]),
+        ),
+      ]),
+    ];
+  } finally {
+    await connection.close();
+    await pool.end();
+    await stack.stop();
+  }
 }

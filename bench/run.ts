@@ -135,7 +135,7 @@ async function main(): Promise<void> {
     const idle =
       wanted(3) || wanted(7)
         ? await withWorld({ TREEWARDEN_WATCHDOG_TICK_MS: String(IDLE_TICK_MS) }, async (world) =>
-            idleCost(world.h, await idleWatchdogs(world, false)),
+            idleCost(world.h, world.pool, await idleWatchdogs(world, false)),
           )
         : undefined;
     if (idle && wanted(3)) record(idle.rows);
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
     });
     if (wanted(9)) {
       log(`scenario 9 (${elapsed()})`);
-      record(await withWorld({}, (world) => fairness(world.h, world.pool)));
+      record(await fairness(stack.server!.address, stack.server!.namespace));
     }
     if (wanted(8)) {
       log(`scenario 8 (${elapsed()})`);

@@ -88,17 +88,20 @@ export async function startServiceStack(opts: {
   };
 }
 
+/** The stack's embedded database, as its superuser. */
+export function embeddedDatabaseUrl(stack: Pick<ServiceStack, 'embedded'>): string {
+  if (!stack.embedded) throw new Error('the stack was given a DATABASE_URL: it has no embedded PostgreSQL');
+  const { port, password } = stack.embedded;
+  return `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/treewarden`;
+}
+
 /** A query on the stack's embedded database itself, for facts the API does not expose. */
 export async function stackSql<T extends object>(
   stack: Pick<ServiceStack, 'embedded'>,
   text: string,
   values: unknown[],
 ): Promise<T[]> {
-  if (!stack.embedded) throw new Error('stackSql reads the embedded PostgreSQL; this stack was given a DATABASE_URL');
-  const { port, password } = stack.embedded;
-  const client = new Client({
-    connectionString: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/treewarden`,
-  });
+  const client = new Client({ connectionString: embeddedDatabaseUrl(stack) });
   await client.connect();
   try {
     return (await client.query<T>(text, values)).rows;
