@@ -47,7 +47,8 @@ export async function claimReleaseFanOut(deps: Deps, holdId: string): Promise<Re
 
 /**
  * After a release fanned out (or failed to): frees its slot, and as many of the company's waiting releases as there
- * are free slots, oldest first, claim again now (a lost signal costs a waiting release one backoff).
+ * are free slots, oldest first, claim again now. It reads in the company's turn, so a claim that counted the slot
+ * still taken has committed its wait and is seen (a lost signal costs a waiting release one backoff).
  */
 export async function finishReleaseFanOut(deps: Deps, holdId: string): Promise<void> {
   const [hold] = await deps.db.treeHold.updateManyAndReturn({
@@ -56,14 +57,17 @@ export async function finishReleaseFanOut(deps: Deps, holdId: string): Promise<v
     select: { companyId: true },
   });
   if (!hold) return;
-  const fanningOut = await deps.db.treeHold.count({ where: fanningOutIn(hold.companyId) });
-  const free = deps.config.TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS - fanningOut;
-  if (free <= 0) return;
-  const waiting = await deps.db.treeHold.findMany({
-    where: { companyId: hold.companyId, waitingForCompanyCapSince: { not: null } },
-    orderBy: { waitingForCompanyCapSince: 'asc' },
-    take: free,
-    select: { id: true },
+  const waiting = await deps.db.$transaction(async (tx) => {
+    await takeCompanyTurn(tx, 'release-fan-outs', hold.companyId);
+    const fanningOut = await tx.treeHold.count({ where: fanningOutIn(hold.companyId) });
+    const free = deps.config.TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS - fanningOut;
+    if (free <= 0) return [];
+    return tx.treeHold.findMany({
+      where: { companyId: hold.companyId, waitingForCompanyCapSince: { not: null } },
+      orderBy: { waitingForCompanyCapSince: 'asc' },
+      take: free,
+      select: { id: true },
+    });
   });
   await tellCompanyCapWaiters(deps, 'hold', waiting);
 }

@@ -36,21 +36,25 @@ export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promi
 
 /**
  * After a run settled: as many of its company's runs waiting for the cap as there are free slots, oldest first, try
- * their claim now. Best effort: a lost signal costs a waiting run one backoff (workflows/company-cap.ts), so a
- * failure is logged, not thrown.
+ * their claim now. It reads in the company's turn, so a claim that was counting the running runs as this one settled
+ * has committed its wait and is seen: the signal, not the backoff, is how a waiting run learns of a free slot. Best
+ * effort: a lost signal costs a waiting run one backoff (workflows/company-cap.ts), so a failure is logged, not thrown.
  */
 export async function offerCompanyCapSlots(deps: Deps, settledRunId: string): Promise<void> {
-  const settled = await deps.db.run.findUnique({ where: { id: settledRunId }, select: { companyId: true } });
-  if (!settled) return;
-  const { companyId } = settled;
-  const running = await deps.db.run.count({ where: { companyId, status: 'running' } });
-  const free = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS - running;
-  if (free <= 0) return;
-  const waiting = await deps.db.run.findMany({
-    where: { companyId, status: 'queued', stopRequestedAt: null, companyCapQueuedAt: { not: null } },
-    orderBy: { companyCapQueuedAt: 'asc' },
-    take: free,
-    select: { id: true },
+  const waiting = await deps.db.$transaction(async (tx) => {
+    const settled = await tx.run.findUnique({ where: { id: settledRunId }, select: { companyId: true } });
+    if (!settled) return [];
+    const { companyId } = settled;
+    await takeCompanyTurn(tx, 'running-runs', companyId);
+    const running = await tx.run.count({ where: { companyId, status: 'running' } });
+    const free = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS - running;
+    if (free <= 0) return [];
+    return tx.run.findMany({
+      where: { companyId, status: 'queued', stopRequestedAt: null, companyCapQueuedAt: { not: null } },
+      orderBy: { companyCapQueuedAt: 'asc' },
+      take: free,
+      select: { id: true },
+    });
   });
   await tellCompanyCapWaiters(deps, 'run', waiting);
 }

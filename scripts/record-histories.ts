@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import globalSetup from '../testing/global-setup';
 import globalTeardown from '../testing/global-teardown';
-import { seedCompany, startHarness } from '../testing/harness';
+import { seedCompany, startHarness, type Harness } from '../testing/harness';
 import {
   blockerResolved,
   holdInterruptsRun,
@@ -19,6 +19,7 @@ import {
   monitorStopsWithOwner,
   retentionPasses,
   runFails,
+  runWaitsForCompanyCap,
   watchdogRechecks,
   watchdogWakes,
 } from '../testing/scenarios';
@@ -59,18 +60,30 @@ async function record() {
       'webhook-delivery.dead': givenUp,
       'retention.pass': retention.workflowId,
     };
-    mkdirSync(HISTORIES_DIR, { recursive: true });
-    for (const [name, id] of Object.entries(executions)) {
-      const history = await h.services.client.workflow.getHandle(id).fetchHistory();
-      // re-indented so a re-recording shows up as a readable diff
-      writeFileSync(
-        join(HISTORIES_DIR, `${name}.json`),
-        `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`,
-      );
-      process.stdout.write(`recorded ${name} (${history.events?.length ?? 0} events)\n`);
-    }
+    await save(h, executions);
   } finally {
     await h.close();
+  }
+  // a stack of its own: a cap of one running run per company would hold up the stories above
+  const capped = await startHarness({ TREEWARDEN_COMPANY_MAX_RUNNING_RUNS: '1' });
+  try {
+    const waited = await runWaitsForCompanyCap(capped, await seedCompany(capped, 'History recorder, capped'));
+    await save(capped, { 'agent-run.waited-for-company-cap': waited.runWorkflowId });
+  } finally {
+    await capped.close();
+  }
+}
+
+async function save(h: Harness, executions: Record<string, string>) {
+  mkdirSync(HISTORIES_DIR, { recursive: true });
+  for (const [name, id] of Object.entries(executions)) {
+    const history = await h.services.client.workflow.getHandle(id).fetchHistory();
+    // re-indented so a re-recording shows up as a readable diff
+    writeFileSync(
+      join(HISTORIES_DIR, `${name}.json`),
+      `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`,
+    );
+    process.stdout.write(`recorded ${name} (${history.events?.length ?? 0} events)\n`);
   }
 }
 

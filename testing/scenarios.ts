@@ -251,3 +251,19 @@ export async function retentionPasses(h: Harness) {
   });
   return { workflowId: id, removed };
 }
+
+/** A company at a cap of one running run (the harness's TREEWARDEN_COMPANY_MAX_RUNNING_RUNS): its second run waits. */
+export async function runWaitsForCompanyCap(h: Harness, c: Company) {
+  const run = (id: string) => h.services.db.run.findUniqueOrThrow({ where: { id } });
+  const started = async (title: string) => {
+    const agent = await c.agent({ type: 'process', command: 'sleep', args: ['5'] });
+    return wake(h, c, (await c.issue({ title, assigneeAgentId: agent.id, status: 'todo' })).id);
+  };
+  const first = await started('first at the cap');
+  await eventually('the first run running', async () => (await run(first)).status === 'running');
+  const second = await started('second, after the first');
+  await eventually('the second run waiting for its company cap', async () => (await run(second)).companyCapQueuedAt);
+  const settled = await settledRun(h, second);
+  if (settled.status !== 'succeeded') throw new Error(`expected the waiting run to succeed, got ${settled.status}`);
+  return { runWorkflowId: workflowId.agentRun(second) };
+}

@@ -10,11 +10,20 @@ import { bookkeeping } from './stop-and-settle';
 /** Runs started before the cap claim without it (beginRun), as they did. */
 export const COMPANY_CAP_PATCH = 'company-running-runs-cap';
 
+/** Waiters started before the settlement's offer read in the company's turn rechecked every second at first. */
+export const CAP_RECHECK_AS_SAFETY_NET_PATCH = 'company-cap-recheck-as-safety-net';
+
 /**
- * A lost "slot freed" signal (a worker died between the settlement and the signal) costs at most this: 1 s doubling to
- * a minute. A run waiting a whole day records about ten thousand events, well below the history limit.
+ * The "slot freed" signal is how a waiter learns of a free slot (the offer reads in the company's turn, so it sees
+ * every committed wait); this recheck only bounds what a lost signal (a worker died between the settlement and the
+ * signal) costs: 30 s, then a minute. Rechecking every second at first made a 1,000-run backlog claim thousands of
+ * times a minute in its company's turn. A run waiting a whole day records about ten thousand events, below the
+ * history limit.
  */
-const capRecheckDelayMs = (waitsSoFar: number) => Math.min(1_000 * 2 ** waitsSoFar, 60_000);
+const capRecheckDelayMs = (waitsSoFar: number) =>
+  patched(CAP_RECHECK_AS_SAFETY_NET_PATCH)
+    ? Math.min(30_000 * 2 ** waitsSoFar, 60_000)
+    : Math.min(1_000 * 2 ** waitsSoFar, 60_000);
 
 /**
  * Claims until `waitingFor` says the claim is not at the cap (undefined); while it is, the workflow's state is
