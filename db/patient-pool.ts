@@ -41,8 +41,15 @@ export async function acquirePatiently<T>(acquire: () => Promise<T>, attempts: n
 /** about half a minute with the default 5 s connect timeout: a burst on a loaded host, not an outage */
 const ACQUIRE_ATTEMPTS = 5;
 
-/** pg-pool's two ways of saying "no connection in time": a full pool's queue, a new connection's connect timeout */
-const ACQUIRE_FAILURES = ['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout'];
+/**
+ * node-postgres's ways of saying "no connection in time": a full pool's queue, a pooled new connection's connect
+ * timeout, and a lone Client's connect timeout
+ */
+const ACQUIRE_FAILURES = [
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+  'timeout expired',
+];
 
 export const isAcquireFailure = (error: unknown): boolean =>
   error instanceof Error && ACQUIRE_FAILURES.some((message) => error.message.includes(message));

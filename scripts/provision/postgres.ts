@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Client } from 'pg';
+import { acquirePatiently } from '../../db/patient-pool';
 import { startThrowawayPostgres } from './throwaway-postgres';
 
 const REPO_ROOT = path.resolve(__dirname, '../..');
@@ -32,9 +33,20 @@ function assertDatabaseName(name: string): void {
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name)) throw new Error(`invalid database name: ${JSON.stringify(name)}`);
 }
 
+/** a server starved by a loaded 2-core host may take longer than one connect timeout to answer a new backend */
+const CONNECT_ATTEMPTS = 4;
+
 async function withClient<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
-  await client.connect();
+  const client = await acquirePatiently(async () => {
+    const attempt = new Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+    try {
+      await attempt.connect();
+      return attempt;
+    } catch (error) {
+      await attempt.end().catch(() => {});
+      throw error;
+    }
+  }, CONNECT_ATTEMPTS);
   try {
     return await fn(client);
   } finally {

@@ -1,4 +1,6 @@
-import { acquirePatiently } from '../../db/patient-pool';
+import net from 'node:net';
+import { Client } from 'pg';
+import { acquirePatiently, isAcquireFailure } from '../../db/patient-pool';
 
 // pg-pool's own messages for a full pool's queue timing out and for a new connection's connect timeout
 const queueTimeout = () => new Error('timeout exceeded when trying to connect');
@@ -39,4 +41,23 @@ test('any other failure is thrown at once: a connection was reached or refused f
     }, 5),
   ).rejects.toThrow('password authentication failed');
   expect(calls).toBe(1);
+});
+
+test("a lone Client's connect timeout (a server that accepts and never answers) counts as no connection in time", async () => {
+  const sockets: net.Socket[] = [];
+  const silent = net.createServer((socket) => sockets.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const { port } = silent.address() as net.AddressInfo;
+  try {
+    const client = new Client({ host: '127.0.0.1', port, connectionTimeoutMillis: 100 });
+    const failure = await client.connect().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect(isAcquireFailure(failure)).toBe(true);
+  } finally {
+    sockets.forEach((socket) => socket.destroy());
+    await new Promise((resolve) => silent.close(resolve));
+  }
 });
