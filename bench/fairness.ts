@@ -9,11 +9,14 @@
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { tsToMs } from '@temporalio/common/lib/time';
+import type { temporal } from '@temporalio/proto';
 import pg from 'pg';
 import { parseConfig } from '../domain/config';
 import { createTemporalOrchestrator } from '../temporal/temporal-orchestrator';
 import { callApi, embeddedDatabaseUrl, startServiceStack, type ServiceStack } from '../testing/service-stack';
 import { seedInterruptedHold } from './release-fanout';
+import { eventually } from '../testing/harness';
 import { log, row, summarize, type ResultRow } from './support';
 
 const MEMBERS = 1000;
@@ -47,16 +50,60 @@ async function company(stack: ServiceStack, name: string, adapter: unknown): Pro
   return { id: created.id, token: created.boardToken, agentId: agent.id };
 }
 
-/** One wake of B, in milliseconds from its request: answered (202), its run's row written, its run claimed. */
+/**
+ * One wake of B, in milliseconds from its request: answered (202), its run's row written, its run claimed, and from
+ * the run's workflow history the steps between the row and the claim.
+ */
 interface WakeTimes {
   answered: number;
   runWritten: number;
+  workflowStarted: number;
+  firstTaskStarted: number;
+  claimScheduled: number;
+  claimStarted: number;
+  claimCompleted: number;
   claimed: number;
 }
 
-const STAGES = { answered: '202 answer', runWritten: 'run row written' } as const;
+const STAGES = {
+  answered: '202 answer',
+  runWritten: 'run row written',
+  workflowStarted: "run's workflow started",
+  firstTaskStarted: 'its first workflow task picked up',
+  claimScheduled: 'claim activity scheduled',
+  claimStarted: 'claim activity picked up',
+  claimCompleted: 'claim activity completed',
+} as const;
 
-async function wakeToRun(stack: ServiceStack, pool: pg.Pool, b: Company): Promise<WakeTimes> {
+type HistoryStage = Exclude<keyof typeof STAGES, 'answered' | 'runWritten'>;
+
+/**
+ * The first event of each step between a run's row and its claim, as ms since `requestedAt`. The claim's row is
+ * written inside its activity, so its completion may reach the history a moment after; the started event is
+ * written with the completion (recorded with its own time).
+ */
+async function runWorkflowSteps(
+  client: TemporalClient,
+  runId: string,
+  requestedAt: number,
+): Promise<Record<HistoryStage, number>> {
+  const handle = client.workflow.getHandle(`agent-run:${runId}`);
+  const events = await eventually(`agent-run:${runId} to record its claim`, async () => {
+    const { events } = await handle.fetchHistory();
+    return events?.some((e) => e.activityTaskCompletedEventAttributes) ? events : null;
+  });
+  const first = (has: (e: temporal.api.history.v1.IHistoryEvent) => unknown): number =>
+    tsToMs(events.find((e) => has(e))!.eventTime) - requestedAt;
+  return {
+    workflowStarted: first((e) => e.workflowExecutionStartedEventAttributes),
+    firstTaskStarted: first((e) => e.workflowTaskStartedEventAttributes),
+    claimScheduled: first((e) => e.activityTaskScheduledEventAttributes),
+    claimStarted: first((e) => e.activityTaskStartedEventAttributes),
+    claimCompleted: first((e) => e.activityTaskCompletedEventAttributes),
+  };
+}
+
+async function wakeToRun(stack: ServiceStack, pool: pg.Pool, client: TemporalClient, b: Company): Promise<WakeTimes> {
   const issue = await api(
     stack,
     b.token,
@@ -78,6 +125,7 @@ async function wakeToRun(stack: ServiceStack, pool: pg.Pool, b: Company): Promis
       return {
         answered,
         runWritten: run.createdAt.getTime() - requestedAt,
+        ...(await runWorkflowSteps(client, wake.runId, requestedAt)),
         claimed: run.startedAt.getTime() - requestedAt,
       };
   }
@@ -90,18 +138,19 @@ export async function fairness(temporalAddress: string, namespace: string): Prom
   const databaseUrl = embeddedDatabaseUrl(stack);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const connection = await Connection.connect({ address: temporalAddress });
+  const temporal = new TemporalClient({ connection, namespace });
   try {
     const a = await company(stack, 'Releasing', { type: 'process', command: 'sleep', args: [AGENT_SECONDS] });
     const b = await company(stack, 'Waking', { type: 'noop' });
     const idle: WakeTimes[] = [];
-    for (let i = 0; i < WAKES; i++) idle.push(await wakeToRun(stack, pool, b));
+    for (let i = 0; i < WAKES; i++) idle.push(await wakeToRun(stack, pool, temporal, b));
 
     // the state A's pause left behind (seeded: 1,000 really running agents to pause would measure the pause too),
     // its hold workflow started on the stack's task queue as the pause starts it
     const hold = await seedInterruptedHold(pool, a.id, a.agentId, MEMBERS);
     await pool.query('ANALYZE');
     const config = parseConfig({ DATABASE_URL: databaseUrl, TREEWARDEN_TASK_QUEUE: taskQueue });
-    const orchestrator = createTemporalOrchestrator(new TemporalClient({ connection, namespace }), config);
+    const orchestrator = createTemporalOrchestrator(temporal, config);
     await orchestrator.startHold({ holdId: hold.holdId, companyId: a.id, rootIssueId: hold.rootId, title: 'release' });
 
     let releasing = true;
@@ -113,8 +162,10 @@ export async function fairness(temporalAddress: string, namespace: string): Prom
       {},
       200,
     ).finally(() => (releasing = false));
+    // a failed release fails the scenario where it is awaited, not the process while B's wakes run
+    released.catch(() => {});
     const during: WakeTimes[] = [];
-    while (during.length < WAKES) during.push(await wakeToRun(stack, pool, b));
+    while (during.length < WAKES) during.push(await wakeToRun(stack, pool, temporal, b));
     const duringRelease = releasing;
     const report = await released;
     log(
@@ -126,7 +177,7 @@ export async function fairness(temporalAddress: string, namespace: string): Prom
       row('9', "B's wake to run, idle stack", 'ms', claimed(idle), undefined, 'npm start stack, driven over HTTP'),
       row('9', `B's wake to run, during A's ${MEMBERS}-member release`, 'ms', claimed(during)),
       row('9', 'during / idle (medians)', '×', [ratio], { text: '≤ 2×', ok: (m) => m <= 2 }),
-      // where a wake's time goes: the API's answer, the dispatch's run row, then (the rows above) the run's claim
+      // where a wake's time goes: the API's answer, the run's row, its workflow's steps, then (above) its claim
       ...Object.entries(STAGES).flatMap(([stage, name]) => [
         row(
           '9',
@@ -142,6 +193,9 @@ export async function fairness(temporalAddress: string, namespace: string): Prom
         ),
       ]),
     ];
+  } catch (error) {
+    log(`scenario 9 failed; the stack's last output:\n${stack.output().slice(-4000)}`);
+    throw error;
   } finally {
     await connection.close();
     await pool.end();

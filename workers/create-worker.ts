@@ -3,6 +3,7 @@
  * activities on the agents' queue, and the same activities on this host's queue, where the activities that read
  * or signal a run's processes are scheduled (domain/task-queue.ts).
  */
+import { getHeapStatistics } from 'node:v8';
 import { NativeConnection, Worker, type State, type WorkflowBundle } from '@temporalio/worker';
 import { agentQueue, hostQueue } from '../domain/task-queue';
 import { createActivities } from '../activities';
@@ -10,6 +11,7 @@ import type { Deps } from '../runtime/deps';
 import type { Metrics } from './metrics';
 import { forEachConcurrently } from '../domain/concurrency';
 import { combinedState } from '../domain/worker-state';
+import { defaultMaxCachedWorkflows } from '../domain/workflow-cache';
 import { activeWatchdogs } from '../watchdogs/configuration';
 import { startDeliveryDispatcher } from '../notifications/dispatcher';
 import { startChangeDispatcher } from '../changes/dispatcher';
@@ -23,6 +25,7 @@ export interface WorkerOptions {
   connection: NativeConnection;
   /** a pre-built bundle (production, tests); without it the workflows are bundled at start */
   workflowBundle?: WorkflowBundle;
+  /** overrides TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS (tests that replay every task run with 0) */
   maxCachedWorkflows?: number;
   /** counts this worker's activities and reports its workflow cache (served on /metrics) */
   metrics?: Metrics;
@@ -75,7 +78,11 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     ...base,
     taskQueue: config.TREEWARDEN_TASK_QUEUE,
     workflowBundle,
-    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+    maxCachedWorkflows:
+      options.maxCachedWorkflows ??
+      config.TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS ??
+      // the workflow thread's heap limit is the process's (the SDK sets no resource limits on it)
+      defaultMaxCachedWorkflows(getHeapStatistics().heap_size_limit / 2 ** 20),
     maxConcurrentActivityTaskExecutions: config.TREEWARDEN_WORKER_MAX_ACTIVITIES,
     maxConcurrentWorkflowTaskExecutions: config.TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS,
   });
