@@ -50,21 +50,6 @@ async function company(stack: ServiceStack, name: string, adapter: unknown): Pro
   return { id: created.id, token: created.boardToken, agentId: agent.id };
 }
 
-/**
- * One wake of B, in milliseconds from its request: answered (202), its run's row written, its run claimed, and from
- * the run's workflow history the steps between the row and the claim.
- */
-interface WakeTimes {
-  answered: number;
-  runWritten: number;
-  workflowStarted: number;
-  firstTaskStarted: number;
-  claimScheduled: number;
-  claimStarted: number;
-  claimCompleted: number;
-  claimed: number;
-}
-
 const STAGES = {
   answered: '202 answer',
   runWritten: 'run row written',
@@ -74,6 +59,12 @@ const STAGES = {
   claimStarted: 'claim activity picked up',
   claimCompleted: 'claim activity completed',
 } as const;
+
+/**
+ * One wake of B, in milliseconds from its request: answered (202), its run's row written, its run claimed, and from
+ * the run's workflow history the steps between the row and the claim.
+ */
+type WakeTimes = Record<keyof typeof STAGES | 'claimed', number>;
 
 type HistoryStage = Exclude<keyof typeof STAGES, 'answered' | 'runWritten'>;
 

@@ -5,7 +5,7 @@
  * the workflow thread's heap before the cache was full (bench scenario 6 died with ERR_WORKER_OUT_OF_MEMORY).
  * Evicted workflows replay on their next task, so a smaller cache costs CPU, never correctness.
  */
-export const CACHED_WORKFLOW_BUDGET_MIB = 2.5;
+const CACHED_WORKFLOW_BUDGET_MIB = 2.5;
 /** the heap the workflow thread needs besides its cached workflows, as the SDK reckons it */
 const HEAP_RESERVE_MIB = 200;
 
