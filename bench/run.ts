@@ -130,6 +130,21 @@ async function main(): Promise<void> {
   // BENCH_SCENARIOS=1,5 runs a subset while profiling one cost; the report and BENCHMARKS.md come from full runs
   const selected = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5,6,7,8,9').split(',').map((s) => s.trim()));
   const wanted = (n: number) => selected.has(String(n));
+  const failures: { scenario: number; error: string }[] = [];
+  /**
+   * Runs scenario `n` when selected. A scenario that fails is reported and the others still run: one crash (a
+   * worker out of memory) must not cost a full run's other figures.
+   */
+  const scenario = async (n: number, run: () => Promise<ResultRow[]>) => {
+    if (!wanted(n)) return;
+    log(`scenario ${n} (${elapsed()})`);
+    try {
+      record(await run());
+    } catch (error) {
+      log(`scenario ${n} FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      failures.push({ scenario: n, error: error instanceof Error ? error.message : String(error) });
+    }
+  };
   try {
     log(`stack up (${elapsed()}); scenario 3 first: its per-tick cost feeds scenario 7`);
     const idle =
@@ -144,11 +159,6 @@ async function main(): Promise<void> {
     await withWorld({ TREEWARDEN_WATCHDOG_TICK_MS: String(EVENT_WORLD_TICK_MS) }, async (world) => {
       const { h, pool, companyId, agentId } = world;
       const trees = wanted(7) || wanted(2) || wanted(6) ? await idleWatchdogs(world, true) : [];
-      const scenario = async (n: number, run: () => Promise<ResultRow[]>) => {
-        if (!wanted(n)) return;
-        log(`scenario ${n} (${elapsed()})`);
-        record(await run());
-      };
       await scenario(7, () => peerPolling(h, pool, trees, idle!.statementsPerTick));
       await scenario(2, () => changeToWake(h, pool, trees, stack.server!.address));
       await scenario(1, () => evaluationCost(h, pool));
@@ -157,14 +167,10 @@ async function main(): Promise<void> {
       // + the burst root's watchdog, when scenario 4 ran (scenario 1 starts no workflow)
       await scenario(6, () => workerMemory(h, pool, companyId, agentId, trees.length + (wanted(4) ? 1 : 0)));
     });
-    if (wanted(9)) {
-      log(`scenario 9 (${elapsed()})`);
-      record(await fairness(stack.server!.address, stack.server!.namespace));
-    }
-    if (wanted(8)) {
-      log(`scenario 8 (${elapsed()})`);
-      record(await apiLoad({ address: stack.server!.address, pid: stack.server!.pid }, stack.info!.pgAdminUrl!));
-    }
+    await scenario(9, () => fairness(stack.server!.address, stack.server!.namespace));
+    await scenario(8, () =>
+      apiLoad({ address: stack.server!.address, pid: stack.server!.pid }, stack.info!.pgAdminUrl!),
+    );
   } finally {
     process.removeListener('SIGINT', stop);
     process.removeListener('SIGTERM', stop);
@@ -178,6 +184,7 @@ async function main(): Promise<void> {
     machine: machine(),
     command: 'npm run bench',
     results,
+    failures,
   };
   const dir = path.join(REPO_ROOT, '.bench');
   fs.mkdirSync(dir, { recursive: true });
@@ -188,6 +195,7 @@ async function main(): Promise<void> {
     `\n${table(results)}\n\n${durationSeconds} s on ${report.machine.cores} × ${report.machine.cpu}; ` +
       `JSON: ${path.relative(REPO_ROOT, file)}\n`,
   );
+  if (failures.length > 0) throw new Error(`scenarios failed: ${failures.map((f) => f.scenario).join(', ')}`);
 }
 
 main().then(
