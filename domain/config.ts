@@ -82,10 +82,7 @@ const schema = z.object({
   TREEWARDEN_WORKER_MAX_ACTIVITIES: positiveCount.default(100),
   /** the agents one worker runs at once: each holds a slot of the agents' queue for its whole run */
   TREEWARDEN_WORKER_MAX_AGENT_RUNS: positiveCount.default(100),
-  /**
-   * workflows one worker keeps cached (0: none, each task replays its history); unset, it follows the heap limit
-   * (domain/workflow-cache.ts)
-   */
+  /** workflows one worker keeps cached (0: none, each task replays its history); unset, the SDK's heap-sized default */
   TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
   /** the workflow tasks one worker runs at once (the SDK's workflow task slots, 40 by default; at least 2) */
   TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS: z.coerce.number().int().min(2).default(40),

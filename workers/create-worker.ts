@@ -3,7 +3,6 @@
  * activities on the agents' queue, and the same activities on this host's queue, where the activities that read
  * or signal a run's processes are scheduled (domain/task-queue.ts).
  */
-import { getHeapStatistics } from 'node:v8';
 import { NativeConnection, Worker, type State, type WorkflowBundle } from '@temporalio/worker';
 import { agentQueue, hostQueue } from '../domain/task-queue';
 import { createActivities } from '../activities';
@@ -11,7 +10,6 @@ import type { Deps } from '../runtime/deps';
 import type { Metrics } from './metrics';
 import { forEachConcurrently } from '../domain/concurrency';
 import { combinedState } from '../domain/worker-state';
-import { defaultMaxCachedWorkflows } from '../domain/workflow-cache';
 import { activeWatchdogs } from '../watchdogs/configuration';
 import { startDeliveryDispatcher } from '../notifications/dispatcher';
 import { startChangeDispatcher } from '../changes/dispatcher';
@@ -74,15 +72,13 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
       taskQueue,
       ...(maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions } : {}),
     });
+  const maxCachedWorkflows = options.maxCachedWorkflows ?? config.TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS;
   const shared = await Worker.create({
     ...base,
     taskQueue: config.TREEWARDEN_TASK_QUEUE,
     workflowBundle,
-    maxCachedWorkflows:
-      options.maxCachedWorkflows ??
-      config.TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS ??
-      // the workflow thread's heap limit is the process's (the SDK sets no resource limits on it)
-      defaultMaxCachedWorkflows(getHeapStatistics().heap_size_limit / 2 ** 20),
+    // unset, the SDK's own default, sized to the heap (a cached watchdog measured 0.21 MiB, well inside its budget)
+    ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
     maxConcurrentActivityTaskExecutions: config.TREEWARDEN_WORKER_MAX_ACTIVITIES,
     maxConcurrentWorkflowTaskExecutions: config.TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS,
   });

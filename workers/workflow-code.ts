@@ -1,5 +1,5 @@
 /**
- * The workflow code every worker runs: workflows/ with the SDK's OpenTelemetry workflow interceptors (they continue
+ * The workflow code every worker runs: workflows/ with its tracing interceptors (workflows/tracing/: they continue
  * the caller's trace into the workflow and on to its activities, and add no command to a history). One definition
  * for the deploy-time bundle, the tests' bundle, the cluster check and a worker that bundles at start, so all of
  * them run the same code.
@@ -8,9 +8,7 @@ import { bundleWorkflowCode, type Logger, type WorkflowBundle } from '@temporali
 
 const WORKFLOWS_PATH = require.resolve('../workflows');
 
-const WORKFLOW_INTERCEPTOR_MODULES = [
-  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
-];
+const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('../workflows/tracing/interceptors')];
 
 export async function bundleWorkflows(logger?: Logger): Promise<WorkflowBundle> {
   return bundleWorkflowCode({
