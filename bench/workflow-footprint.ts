@@ -24,6 +24,7 @@ import { inParallel, log } from './support';
 const MiB = 2 ** 20;
 const SETTLE_MS = 5_000;
 const ADDRESS_VARIABLE = 'FOOTPRINT_TEMPORAL_ADDRESS';
+const WORKFLOWS_PATH = require.resolve('../workflows');
 
 /** what an evaluation of a live one-issue subtree returns */
 const live = (watchdogId: string): EvaluationSummary => ({
@@ -85,7 +86,7 @@ const BUNDLES: Record<string, { name: string; bundle: () => Promise<WorkflowBund
     name: "the SDK's OpenTelemetry workflow interceptors",
     bundle: () =>
       bundleWorkflowCode({
-        workflowsPath: require.resolve('../workflows'),
+        workflowsPath: WORKFLOWS_PATH,
         workflowInterceptorModules: [
           require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
         ],
@@ -93,7 +94,7 @@ const BUNDLES: Record<string, { name: string; bundle: () => Promise<WorkflowBund
   },
   bare: {
     name: 'without interceptors',
-    bundle: () => bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') }),
+    bundle: () => bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH }),
   },
 };
 
