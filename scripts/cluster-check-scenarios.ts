@@ -7,6 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTreewardenClient, TreewardenApiError, type TreewardenClient } from '../client';
 import { workflowId } from '../domain/ids';
+import { subtreeChangedSignal, type SubtreeChange } from '../workflows/definitions';
 import { hostQueue } from '../domain/task-queue';
 import { Client } from '@temporalio/client';
 import { connectClient, type TemporalTarget } from '../temporal/connection';
@@ -60,7 +61,7 @@ export async function runScenario(
   const company = await admin.createCompany({ name: 'Cluster Check Co' });
   const board = createTreewardenClient({ baseUrl: apiUrl, token: company.boardToken });
   say(`company ${company.id} created`);
-  const watchedIssueId = await watchdogScenario(board, company.id);
+  const watchedIssueId = await watchdogScenario(board, company.id, temporal);
   await holdScenario(board, company.id);
   return { watchdogWorkflowId: workflowId.taskWatchdog(watchedIssueId) };
 }
@@ -87,7 +88,7 @@ async function versionedFleet(temporal: TemporalTarget, hosts: SimulatedHost[]) 
 }
 
 /** A watched subtree at rest: the watchdog wakes its noop agent exactly once; bookkeeping writes do not re-arm it. */
-async function watchdogScenario(board: TreewardenClient, companyId: string): Promise<string> {
+async function watchdogScenario(board: TreewardenClient, companyId: string, temporal: TemporalTarget): Promise<string> {
   const watcher = await board.createAgent(companyId, { name: 'reviewer', adapter: { type: 'noop' } });
   const root = await board.createIssue(companyId, { title: 'ship the cluster profile' });
   const leaf = await board.createIssue(companyId, { title: 'write the check', parentId: root.id, status: 'done' });
@@ -107,27 +108,43 @@ async function watchdogScenario(board: TreewardenClient, companyId: string): Pro
       `run ${reviewRuns[0].id} ${reviewRuns[0].status}`,
   );
 
-  // bookkeeping (a comment) causes another evaluation but is the same stop: no second wake
+  // A comment is bookkeeping: it records no change, so it signals nothing (README, "Material changes"). A direct
+  // change signal then evaluates the same stop again, which must not wake the agent a second time.
   const before = (await board.getWatchdog(root.id))!.lastEvaluation?.evaluatedAt;
   await board.addComment(leaf.id, 'just a note');
-  const after = await waitFor('an evaluation after the comment', async () => {
-    const w = await board.getWatchdog(root.id);
-    return w?.lastEvaluation && w.lastEvaluation.evaluatedAt !== before ? w : null;
-  });
-  await sleep(2_000); // room for a duplicate to show up
-  const final = (await board.getWatchdog(root.id))!;
-  const runs = (await board.listRuns(woken.reviewIssueId!)).items;
-  check(
-    final.triggerCount === 1 && runs.length === 1,
-    'the stopped subtree gave exactly one watchdog wake (one review run)',
-    { triggerCount: final.triggerCount, runs },
+  const connection = await connectClient(temporal);
+  const watchdogWorkflow = new Client({ connection, namespace: temporal.namespace }).workflow.getHandle(
+    workflowId.taskWatchdog(root.id),
   );
-  check(
-    runs[0].wakeReason === 'task_watchdog_stopped_subtree' && runs[0].agentId === watcher.id,
-    'the wake went to the watchdog agent',
-    runs[0],
-  );
-  say(`last evaluation after the comment: ${after.lastEvaluation?.state}`);
+  try {
+    await watchdogWorkflow.signal(subtreeChangedSignal, { watchdogId: woken.id, reason: 'cluster-check nudge' });
+    const after = await waitFor('an evaluation after the nudge', async () => {
+      const w = await board.getWatchdog(root.id);
+      return w?.lastEvaluation && w.lastEvaluation.evaluatedAt !== before ? w : null;
+    });
+    await sleep(2_000); // room for a duplicate to show up
+    const final = (await board.getWatchdog(root.id))!;
+    const runs = (await board.listRuns(woken.reviewIssueId!)).items;
+    check(
+      final.triggerCount === 1 && runs.length === 1,
+      'the stopped subtree gave exactly one watchdog wake (one review run)',
+      { triggerCount: final.triggerCount, runs },
+    );
+    check(
+      runs[0].wakeReason === 'task_watchdog_stopped_subtree' && runs[0].agentId === watcher.id,
+      'the wake went to the watchdog agent',
+      runs[0],
+    );
+    const reasons = (await watchdogWorkflow.fetchHistory()).events!.flatMap((e) => {
+      const signal = e.workflowExecutionSignaledEventAttributes;
+      if (signal?.signalName !== subtreeChangedSignal.name) return [];
+      return [(JSON.parse(Buffer.from(signal.input!.payloads![0].data!).toString()) as SubtreeChange).reason];
+    });
+    check(!reasons.some((reason) => reason.includes('comment')), 'the comment signalled the watchdog nothing', reasons);
+    say(`last evaluation after the nudge: ${after.lastEvaluation?.state}`);
+  } finally {
+    await connection.close();
+  }
   return root.id;
 }
 
