@@ -3,7 +3,7 @@
  * marked as waiting for its company, and its workflow claims again when one of the company's fan-outs finishes (or
  * after a backoff, should that signal be lost). Other companies never wait for it.
  */
-import { takeCompanyTurn } from '../db/company-turn';
+import { inCompanyTurn } from '../db/company-turn';
 import type { Deps } from '../runtime/deps';
 import { tellCompanyCapWaiters } from '../runs/company-cap';
 
@@ -23,11 +23,10 @@ const fanningOutIn = (companyId: string) => ({
 /** Takes one of the company's fan-out slots for the hold's release, or marks the hold as waiting for one. */
 export async function claimReleaseFanOut(deps: Deps, holdId: string): Promise<ReleaseFanOutClaim> {
   const cap = deps.config.TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS;
-  return deps.db.$transaction(async (tx) => {
-    const hold = await tx.treeHold.findUnique({ where: { id: holdId }, select: { companyId: true } });
-    // a removed hold: the release itself refuses it
-    if (!hold) return { kind: 'claimed' };
-    await takeCompanyTurn(tx, 'release-fan-outs', hold.companyId);
+  const hold = await deps.db.treeHold.findUnique({ where: { id: holdId }, select: { companyId: true } });
+  // a removed hold: the release itself refuses it
+  if (!hold) return { kind: 'claimed' };
+  return inCompanyTurn(deps.db, 'release-fan-outs', hold.companyId, async (tx) => {
     // a retried claim (its activity timed out after the commit) finds its own slot: it counts as claimed
     const fanningOut = await tx.treeHold.count({ where: { ...fanningOutIn(hold.companyId), id: { not: holdId } } });
     if (fanningOut < cap) {
@@ -57,8 +56,7 @@ export async function finishReleaseFanOut(deps: Deps, holdId: string): Promise<v
     select: { companyId: true },
   });
   if (!hold) return;
-  const waiting = await deps.db.$transaction(async (tx) => {
-    await takeCompanyTurn(tx, 'release-fan-outs', hold.companyId);
+  const waiting = await inCompanyTurn(deps.db, 'release-fan-outs', hold.companyId, async (tx) => {
     const fanningOut = await tx.treeHold.count({ where: fanningOutIn(hold.companyId) });
     const free = deps.config.TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS - fanningOut;
     if (free <= 0) return [];

@@ -5,7 +5,7 @@
  */
 import type { Deps } from '../runtime/deps';
 import type { CompanyCapWaiter } from '../temporal/orchestrator';
-import { takeCompanyTurn } from '../db/company-turn';
+import { inCompanyTurn } from '../db/company-turn';
 import { beginRunIn } from './runs';
 
 export type RunClaim =
@@ -14,13 +14,13 @@ export type RunClaim =
   | { kind: 'not_queued' }
   | { kind: 'company_at_cap'; running: number; cap: number };
 
-/** queued → running within the company's cap; the claims of one company take their turn (an advisory lock). */
+/** queued → running within the company's cap; the claims of one company take their turn (db/company-turn.ts). */
 export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promise<RunClaim> {
   const cap = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS;
-  return deps.db.$transaction(async (tx) => {
-    const run = await tx.run.findUnique({ where: { id: runId }, select: { companyId: true } });
-    if (!run) return { kind: 'not_queued' };
-    await takeCompanyTurn(tx, 'running-runs', run.companyId);
+  // a run's company never changes, so it is read before the turn, which then holds a connection only while it runs
+  const run = await deps.db.run.findUnique({ where: { id: runId }, select: { companyId: true } });
+  if (!run) return { kind: 'not_queued' };
+  return inCompanyTurn(deps.db, 'running-runs', run.companyId, async (tx) => {
     const running = await tx.run.count({ where: { companyId: run.companyId, status: 'running' } });
     if (running < cap) return (await beginRunIn(tx, runId)) ? { kind: 'began' } : { kind: 'not_queued' };
     const queued = { id: runId, status: 'queued' as const, stopRequestedAt: null };
@@ -41,11 +41,10 @@ export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promi
  * effort: a lost signal costs a waiting run one backoff (workflows/company-cap.ts), so a failure is logged, not thrown.
  */
 export async function offerCompanyCapSlots(deps: Deps, settledRunId: string): Promise<void> {
-  const waiting = await deps.db.$transaction(async (tx) => {
-    const settled = await tx.run.findUnique({ where: { id: settledRunId }, select: { companyId: true } });
-    if (!settled) return [];
-    const { companyId } = settled;
-    await takeCompanyTurn(tx, 'running-runs', companyId);
+  const settled = await deps.db.run.findUnique({ where: { id: settledRunId }, select: { companyId: true } });
+  if (!settled) return;
+  const { companyId } = settled;
+  const waiting = await inCompanyTurn(deps.db, 'running-runs', companyId, async (tx) => {
     const running = await tx.run.count({ where: { companyId, status: 'running' } });
     const free = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS - running;
     if (free <= 0) return [];

@@ -1,11 +1,15 @@
 /**
  * @module The per-company cap on running agent runs (issue 30, item 3): a company at
  * TREEWARDEN_COMPANY_MAX_RUNNING_RUNS queues its next run (its row, the API and its workflow say it waits for the
- * company's cap) and starts it once one of its runs ends, while another company's run starts at once.
+ * company's cap) and starts it once one of its runs ends, while another company's run starts at once. A burst of one
+ * company's claims waits for its turn without taking the process's pooled connections from other work.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { inCompanyTurn } from '../db/company-turn';
 import { workflowId } from '../domain/ids';
 import { StateKey } from '../domain/search-attributes';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
@@ -83,4 +87,40 @@ test("a company at its cap queues its next run and starts it when one ends; anot
 
   for (const gate of ['a2', 'a3', 'b1']) open(gate);
   for (const runId of [second, third, other]) expect((await settled(h, runId)).status).toBe('succeeded');
+});
+
+test("a burst of one company's turns waits in memory: no pooled connection waits for the turn's lock", async () => {
+  const companyId = randomUUID();
+  let entered!: () => void;
+  const firstInTurn = new Promise<void>((resolve) => (entered = resolve));
+  let openGate!: () => void;
+  const gate = new Promise<void>((resolve) => (openGate = resolve));
+  let inTurn = 0;
+  const order: number[] = [];
+  const turn = (i: number) =>
+    inCompanyTurn(h.services.db, 'running-runs', companyId, async (tx) => {
+      if (++inTurn > 1) throw new Error(`turn ${i} overlapped another`);
+      if (i === 0) {
+        entered();
+        await gate;
+      }
+      await tx.$queryRaw`SELECT 1`;
+      order.push(i);
+      inTurn--;
+      return i;
+    });
+  const first = turn(0);
+  await firstInTurn;
+  const burst = Array.from({ length: 2 * h.services.config.TREEWARDEN_DB_POOL_MAX }, (_, i) => turn(i + 1));
+  // waiting in the lock, each turn would hold a connection that the process's other work needs (half the pool
+  // measured during a 1,000-member release); nothing else in this test takes an advisory lock
+  await sleep(500); // room for a turn waiting in the lock to show up
+  const [{ waiting }] = await h.services.db.$queryRaw<{ waiting: number }[]>`
+    SELECT count(*)::int AS waiting FROM pg_stat_activity
+    WHERE datname = current_database() AND wait_event = 'advisory'`;
+  expect(waiting).toBe(0);
+  expect(order).toEqual([]);
+  openGate();
+  expect(await Promise.all([first, ...burst])).toEqual(order);
+  expect(order).toEqual([...Array(burst.length + 1).keys()]);
 });
