@@ -24,7 +24,11 @@ beforeAll(async () => {
   // no in-process worker: the test decides when one polls. No workflow cache, so no task waits on a sticky queue of
   // a worker that has stopped
   h = await startHarness(
-    { TREEWARDEN_WATCHDOG_TICK_MS: '3600000', TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS: '2' },
+    {
+      TREEWARDEN_WATCHDOG_TICK_MS: '3600000',
+      TREEWARDEN_WORKER_MAX_WORKFLOW_TASKS: '2',
+      TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS: '0',
+    },
     { inProcessWorker: false },
   );
   connection = await NativeConnection.connect({ address: testStack().temporalAddress });
@@ -38,11 +42,7 @@ afterAll(async () => {
 
 /** A worker polling until `stop()`; its dispatchers are not started (the test's own dispatcher runs throughout). */
 async function pollingWorker() {
-  const worker = await createWorker(h.services, {
-    connection,
-    workflowBundle: await workflowBundle(),
-    maxCachedWorkflows: 0,
-  });
+  const worker = await createWorker(h.services, { connection, workflowBundle: await workflowBundle() });
   const polling = Promise.all([worker.shared.run(), worker.agents.run(), worker.host.run()]);
   return {
     async stop() {

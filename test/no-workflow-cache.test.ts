@@ -1,15 +1,15 @@
 /**
  * @module Every workflow task replays: the main path of each workflow type runs on a worker with
- * `maxCachedWorkflows: 0`, so each task rebuilds the workflow from its full history. Any divergence
+ * TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS=0, so each task rebuilds the workflow from its full history. Any divergence
  * between what the code does on replay and what it did live fails a workflow task, which this test
- * reads back from the histories. (TREEWARDEN_TEST_MAX_CACHED=0 does the same for any test file.)
+ * reads back from the histories. (The variable set for any test file does the same.)
  */
 import { seedCompany, startHarness, type Harness } from '../testing/harness';
 import { blockerResolved, holdInterruptsRun, runFails, watchdogWakes } from '../testing/scenarios';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '5000' }, { maxCachedWorkflows: 0 });
+  h = await startHarness({ TREEWARDEN_FIRST_RUN_GRACE_MS: '5000', TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS: '0' });
 });
 afterAll(async () => {
   await h?.close();

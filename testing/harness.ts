@@ -24,15 +24,6 @@ export function workflowBundle(): Promise<WorkflowBundle> {
   return bundle;
 }
 
-/**
- * TREEWARDEN_TEST_MAX_CACHED=0 runs every harness worker without a workflow cache, so each workflow
- * task replays the whole history: any test file becomes a determinism check (`npm run test:no-workflow-cache`).
- */
-function maxCachedFromEnv(): number | undefined {
-  const value = process.env.TREEWARDEN_TEST_MAX_CACHED;
-  return value === undefined || value === '' ? undefined : Number(value);
-}
-
 export interface Harness {
   services: Services;
   /** the in-process worker; null when the test runs its workers as processes (worker-fleet.ts) */
@@ -51,7 +42,7 @@ export interface Harness {
 
 export async function startHarness(
   overrides: Record<string, string> = {},
-  options: { maxCachedWorkflows?: number; inProcessWorker?: boolean } = {},
+  options: { inProcessWorker?: boolean } = {},
 ): Promise<Harness> {
   const stack = testStack();
   const database = await freshDatabase();
@@ -70,19 +61,18 @@ export async function startHarness(
     // worker processes started from this env share one host: each takes a free metrics port
     TREEWARDEN_WORKER_METRICS_PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // =0 runs every harness worker without a workflow cache, so each workflow task replays the whole history: any
+    // test file becomes a determinism check (`npm run test:no-workflow-cache`)
+    ...(process.env.TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS
+      ? { TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS: process.env.TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS }
+      : {}),
     ...overrides,
   };
   const config = parseConfig(env);
   const temporal = loadTemporalTarget(env);
   const services = await connectServices(config, temporal, pino({ level: config.LOG_LEVEL }));
   const connection = options.inProcessWorker === false ? null : await NativeConnection.connect(temporal.connection);
-  const worker =
-    connection &&
-    (await createWorker(services, {
-      connection,
-      workflowBundle: await workflowBundle(),
-      maxCachedWorkflows: options.maxCachedWorkflows ?? maxCachedFromEnv(),
-    }));
+  const worker = connection && (await createWorker(services, { connection, workflowBundle: await workflowBundle() }));
   const running = worker?.run();
   const app = buildApi(services);
   const apiUrl = await app.listen({ port: 0, host: '127.0.0.1' });

@@ -23,8 +23,6 @@ export interface WorkerOptions {
   connection: NativeConnection;
   /** a pre-built bundle (production, tests); without it the workflows are bundled at start */
   workflowBundle?: WorkflowBundle;
-  /** overrides TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS (tests that replay every task run with 0) */
-  maxCachedWorkflows?: number;
   /** counts this worker's activities and reports its workflow cache (served on /metrics) */
   metrics?: Metrics;
   /** where spans go (runtime/tracing.ts); without it they go nowhere */
@@ -72,7 +70,7 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
       taskQueue,
       ...(maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions } : {}),
     });
-  const maxCachedWorkflows = options.maxCachedWorkflows ?? config.TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS;
+  const maxCachedWorkflows = config.TREEWARDEN_WORKER_MAX_CACHED_WORKFLOWS;
   const shared = await Worker.create({
     ...base,
     taskQueue: config.TREEWARDEN_TASK_QUEUE,
