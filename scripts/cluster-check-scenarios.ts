@@ -7,7 +7,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTreewardenClient, TreewardenApiError, type TreewardenClient } from '../client';
 import { workflowId } from '../domain/ids';
-import { subtreeChangedSignal, type SubtreeChange } from '../workflows/definitions';
+import { subtreeChangedSignal } from '../workflows/definitions';
+import { subtreeChangeReasons } from '../testing/change-signals';
 import { hostQueue } from '../domain/task-queue';
 import { Client } from '@temporalio/client';
 import { connectClient, type TemporalTarget } from '../temporal/connection';
@@ -108,8 +109,8 @@ async function watchdogScenario(board: TreewardenClient, companyId: string, temp
       `run ${reviewRuns[0].id} ${reviewRuns[0].status}`,
   );
 
-  // A comment is bookkeeping: it records no change, so it signals nothing (README, "Material changes"). A direct
-  // change signal then evaluates the same stop again, which must not wake the agent a second time.
+  // A comment is bookkeeping: it records no change, so it signals nothing (README, "Changes reach their
+  // watchdogs"). A direct change signal then evaluates the same stop again, which must not wake the agent again.
   const before = (await board.getWatchdog(root.id))!.lastEvaluation?.evaluatedAt;
   await board.addComment(leaf.id, 'just a note');
   const connection = await connectClient(temporal);
@@ -135,11 +136,7 @@ async function watchdogScenario(board: TreewardenClient, companyId: string, temp
       'the wake went to the watchdog agent',
       runs[0],
     );
-    const reasons = (await watchdogWorkflow.fetchHistory()).events!.flatMap((e) => {
-      const signal = e.workflowExecutionSignaledEventAttributes;
-      if (signal?.signalName !== subtreeChangedSignal.name) return [];
-      return [(JSON.parse(Buffer.from(signal.input!.payloads![0].data!).toString()) as SubtreeChange).reason];
-    });
+    const reasons = await subtreeChangeReasons(watchdogWorkflow);
     check(!reasons.some((reason) => reason.includes('comment')), 'the comment signalled the watchdog nothing', reasons);
     say(`last evaluation after the nudge: ${after.lastEvaluation?.state}`);
   } finally {

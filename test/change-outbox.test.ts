@@ -10,6 +10,7 @@ import { startChangeDispatcher } from '../changes/dispatcher';
 import { workflowId } from '../domain/ids';
 import { createWorker, type TreewardenWorker } from '../workers/create-worker';
 import { watchdogStateQuery } from '../workflows/definitions';
+import { subtreeChangeReasons } from '../testing/change-signals';
 import { eventually, seedCompany, startHarness, workflowBundle, type Harness } from '../testing/harness';
 import { testStack } from '../testing/stack';
 import { BLOCKED } from './support/blocked';
@@ -50,15 +51,8 @@ const watchdogState = (issueId: string) =>
   h.services.client.workflow.getHandle(workflowId.taskWatchdog(issueId)).query(watchdogStateQuery);
 
 /** The reasons of every `subtreeChanged` signal in the watchdog workflow's history, oldest first. */
-async function changeSignals(issueId: string): Promise<string[]> {
-  const history = await h.services.client.workflow.getHandle(workflowId.taskWatchdog(issueId)).fetchHistory();
-  return (history.events ?? []).flatMap((e) => {
-    const signal = e.workflowExecutionSignaledEventAttributes;
-    if (signal?.signalName !== 'subtreeChanged') return [];
-    const payload = signal.input!.payloads![0];
-    return [(JSON.parse(Buffer.from(payload.data!).toString()) as { reason: string }).reason];
-  });
-}
+const changeSignals = (issueId: string) =>
+  subtreeChangeReasons(h.services.client.workflow.getHandle(workflowId.taskWatchdog(issueId)));
 
 /** A watched root with one done leaf (a stopped subtree), its watchdog woken once by a dispatcher of its own. */
 async function wokenWatchedTree() {
