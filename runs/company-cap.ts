@@ -23,14 +23,11 @@ export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promi
   return inCompanyTurn(deps.db, 'running-runs', run.companyId, async (tx) => {
     const running = await tx.run.count({ where: { companyId: run.companyId, status: 'running' } });
     if (running < cap) return (await beginRunIn(tx, runId)) ? { kind: 'began' } : { kind: 'not_queued' };
-    const queued = { id: runId, status: 'queued' as const, stopRequestedAt: null };
-    await tx.run.updateMany({
-      where: { ...queued, companyCapQueuedAt: null },
-      data: { companyCapQueuedAt: new Date() },
-    });
-    return (await tx.run.count({ where: queued })) === 1
-      ? { kind: 'company_at_cap', running, cap }
-      : { kind: 'not_queued' };
+    // still queued: it waits, its place in the company's line kept from its first wait
+    const waits = await tx.$executeRaw`
+      UPDATE "Run" SET "companyCapQueuedAt" = coalesce("companyCapQueuedAt", now() AT TIME ZONE 'UTC')
+      WHERE id = ${runId}::uuid AND status = 'queued' AND "stopRequestedAt" IS NULL`;
+    return waits === 1 ? { kind: 'company_at_cap', running, cap } : { kind: 'not_queued' };
   });
 }
 

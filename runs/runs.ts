@@ -27,12 +27,13 @@ export async function beginRun(deps: Deps, runId: string): Promise<boolean> {
 
 /** queued → running in the caller's transaction. */
 export async function beginRunIn(tx: Tx, runId: string): Promise<boolean> {
-  const { count } = await tx.run.updateMany({
+  const [begun] = await tx.run.updateManyAndReturn({
     where: { id: runId, status: 'queued', stopRequestedAt: null },
     data: { status: 'running', startedAt: new Date(), companyCapQueuedAt: null },
+    select: { issueId: true },
   });
-  if (count === 1) await recordRunChange(tx, runId, 'run_started');
-  return count === 1;
+  if (begun) await recordSubtreeChange(tx, [begun.issueId], 'run_started');
+  return begun !== undefined;
 }
 
 /**
