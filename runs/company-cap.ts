@@ -23,9 +23,10 @@ export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promi
   return inCompanyTurn(deps.db, 'running-runs', run.companyId, async (tx) => {
     const running = await tx.run.count({ where: { companyId: run.companyId, status: 'running' } });
     if (running < cap) return (await beginRunIn(tx, runId)) ? { kind: 'began' } : { kind: 'not_queued' };
-    // still queued: it waits, its place in the company's line kept from its first wait
+    // still queued: it waits, its place in the company's line (and the row's updatedAt) kept from its first wait
     const waits = await tx.$executeRaw`
-      UPDATE "Run" SET "companyCapQueuedAt" = coalesce("companyCapQueuedAt", now() AT TIME ZONE 'UTC')
+      UPDATE "Run" SET "companyCapQueuedAt" = coalesce("companyCapQueuedAt", now() AT TIME ZONE 'UTC'),
+        "updatedAt" = CASE WHEN "companyCapQueuedAt" IS NULL THEN now() AT TIME ZONE 'UTC' ELSE "updatedAt" END
       WHERE id = ${runId}::uuid AND status = 'queued' AND "stopRequestedAt" IS NULL`;
     return waits === 1 ? { kind: 'company_at_cap', running, cap } : { kind: 'not_queued' };
   });
