@@ -134,7 +134,7 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
   // Recorded after the follow-ups, not with the settlement: a watchdog evaluating between the two would see a
   // settled run whose owed resume is not dispatched yet as a stopped leaf. Nothing is lost in between: the run's
   // workflow settles it through the finishRun activity, retried until it returns, and every call records.
-  await recordRunChange(deps.db, runId, 'run_finished');
+  await recordSubtreeChange(deps.db, [settled.issueId], 'run_finished');
   return settled.status;
 }
 
@@ -270,9 +270,4 @@ export async function stopRunForActor(deps: Deps, runId: string, actor: Actor) {
 async function lockRun(tx: Tx, runId: string) {
   await tx.$executeRaw`SELECT 1 FROM "Run" WHERE id = ${runId}::uuid FOR UPDATE`;
   return tx.run.findUniqueOrThrow({ where: { id: runId } });
-}
-
-async function recordRunChange(tx: Tx, runId: string, reason: string) {
-  const run = await tx.run.findUnique({ where: { id: runId }, select: { issueId: true } });
-  if (run) await recordSubtreeChange(tx, [run.issueId], reason);
 }
