@@ -67,5 +67,9 @@ export async function finishReleaseFanOut(deps: Deps, holdId: string): Promise<v
       select: { id: true },
     });
   });
-  await tellCompanyCapWaiters(deps, 'hold', waiting);
+  // best effort: a hold's release that misses the signal claims again after its backoff
+  await tellCompanyCapWaiters(
+    deps,
+    waiting.map(({ id }) => ({ kind: 'hold', id })),
+  );
 }

@@ -1,12 +1,15 @@
 /**
- * The per-company cap on running agent runs (TREEWARDEN_COMPANY_MAX_RUNNING_RUNS): a claim over it leaves the run
- * queued, marked as waiting for its company, and its workflow tries again when a run of the company settles (or
- * after a backoff, should that signal be lost). Other companies never wait for it.
+ * The per-company cap on running agent runs (TREEWARDEN_COMPANY_MAX_RUNNING_RUNS): a run dispatched while its company
+ * is at the cap waits as a row, its workflow not started; a claim over the cap (a run that started its workflow as the
+ * company filled up) leaves the run queued, marked as waiting, in its workflow. Either starts when a run of the
+ * company settles and offers the slot (a waiting workflow also tries again after a backoff, should that be lost).
+ * Other companies never wait for it.
  */
 import type { Deps } from '../runtime/deps';
 import type { CompanyCapWaiter } from '../temporal/orchestrator';
 import { inCompanyTurn } from '../db/company-turn';
-import { beginRunIn } from './runs';
+import type { Tx } from '../db/prisma';
+import { beginRunIn } from './begin';
 
 export type RunClaim =
   | { kind: 'began' }
@@ -20,9 +23,9 @@ export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promi
   // a run's company never changes, so it is read before the turn, which then holds a connection only while it runs
   const run = await deps.db.run.findUnique({ where: { id: runId }, select: { companyId: true } });
   if (!run) return { kind: 'not_queued' };
-  return inCompanyTurn(deps.db, 'running-runs', run.companyId, async (tx) => {
+  const claim = await inCompanyTurn(deps.db, 'running-runs', run.companyId, async (tx): Promise<RunClaim | 'freed'> => {
     const running = await tx.run.count({ where: { companyId: run.companyId, status: 'running' } });
-    if (running < cap) return (await beginRunIn(tx, runId)) ? { kind: 'began' } : { kind: 'not_queued' };
+    if (running < cap) return (await beginRunIn(tx, runId)) ? { kind: 'began' } : 'freed';
     // still queued: it waits, its place in the company's line (and the row's updatedAt) kept from its first wait
     const waits = await tx.$executeRaw`
       UPDATE "Run" SET "companyCapQueuedAt" = coalesce("companyCapQueuedAt", now() AT TIME ZONE 'UTC'),
@@ -30,18 +33,58 @@ export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promi
       WHERE id = ${runId}::uuid AND status = 'queued' AND "stopRequestedAt" IS NULL`;
     return waits === 1 ? { kind: 'company_at_cap', running, cap } : { kind: 'not_queued' };
   });
+  if (claim !== 'freed') return claim;
+  // stopped after an offer chose it: the slot it was offered goes to the next run in line, or no run might take it
+  await offerCompanyCapSlotsOf(deps, run.companyId);
+  return { kind: 'not_queued' };
+}
+
+/**
+ * Whether a run about to start its workflow waits for its company's cap instead, as a row only (its place in line
+ * kept in `companyCapQueuedAt`): a backlog beyond the cap, such as a 1,000-member release's, then costs Temporal
+ * nothing until a slot frees, and a settlement's offer starts the workflow. The runs whose workflows are on their way
+ * to a claim count as taken slots, or a fast release would start hundreds of workflows before the first claim. Decided
+ * in the company's turn, so an offer counting its free slots either sees this run waiting or freed its slot before
+ * this count; each run counted ends running (its settlement offers the slot) or not queued (its claim offers it).
+ */
+export async function deferredAtCompanyCap(deps: Deps, companyId: string, runId: string): Promise<boolean> {
+  const cap = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS;
+  const taken = (db: Tx) =>
+    db.run.count({
+      where: {
+        companyId,
+        OR: [
+          { status: 'running' },
+          { status: 'queued', stopRequestedAt: null, companyCapQueuedAt: null, id: { not: runId } },
+        ],
+      },
+    });
+  // most starts are well below the cap: they do not queue for the company's turn
+  if ((await taken(deps.db)) < cap) return false;
+  return inCompanyTurn(deps.db, 'running-runs', companyId, async (tx) => {
+    if ((await taken(tx)) < cap) return false;
+    const { count } = await tx.run.updateMany({
+      where: { id: runId, status: 'queued', stopRequestedAt: null, companyCapQueuedAt: null },
+      data: { companyCapQueuedAt: new Date() },
+    });
+    return count === 1;
+  });
 }
 
 /**
  * After a run settled: as many of its company's runs waiting for the cap as there are free slots, oldest first, try
- * their claim now. It reads in the company's turn, so a claim that was counting the running runs as this one settled
- * has committed its wait and is seen: the signal, not the backoff, is how a waiting run learns of a free slot. Best
- * effort: a lost signal costs a waiting run one backoff (workflows/company-cap.ts), so a failure is logged, not thrown.
+ * their claim now, a deferred run's workflow starting with it. It reads in the company's turn, so a claim that was
+ * counting the running runs as this one settled has committed its wait and is seen: the offer, not a backoff, is how a
+ * waiting run learns of a free slot. A deferred run has no backoff to fall back on, so an offer that could not reach
+ * every run it chose throws, and the settlement's activity retries it.
  */
 export async function offerCompanyCapSlots(deps: Deps, settledRunId: string): Promise<void> {
   const settled = await deps.db.run.findUnique({ where: { id: settledRunId }, select: { companyId: true } });
-  if (!settled) return;
-  const { companyId } = settled;
+  if (settled) await offerCompanyCapSlotsOf(deps, settled.companyId);
+}
+
+/** The offer of {@link offerCompanyCapSlots} for one company (a worker's recovery makes it for every company). */
+export async function offerCompanyCapSlotsOf(deps: Deps, companyId: string): Promise<void> {
   const waiting = await inCompanyTurn(deps.db, 'running-runs', companyId, async (tx) => {
     const running = await tx.run.count({ where: { companyId, status: 'running' } });
     const free = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS - running;
@@ -50,20 +93,38 @@ export async function offerCompanyCapSlots(deps: Deps, settledRunId: string): Pr
       where: { companyId, status: 'queued', stopRequestedAt: null, companyCapQueuedAt: { not: null } },
       orderBy: { companyCapQueuedAt: 'asc' },
       take: free,
-      select: { id: true },
+      select: { id: true, issueId: true, issue: { select: { title: true } } },
     });
   });
-  await tellCompanyCapWaiters(deps, 'run', waiting);
+  const unreached = await tellCompanyCapWaiters(
+    deps,
+    waiting.map((r) => ({ kind: 'run', run: { runId: r.id, companyId, issueId: r.issueId, title: r.issue.title } })),
+  );
+  if (unreached > 0) throw new CompanyCapOfferError(companyId, unreached);
 }
 
-/** Tells each waiter that a slot of its company's cap freed; a failure is logged (it waits one backoff longer). */
-export async function tellCompanyCapWaiters(deps: Deps, kind: CompanyCapWaiter['kind'], waiting: { id: string }[]) {
-  for (const { id } of waiting) {
-    await deps.orchestrator.companyCapFreed({ kind, id }).catch((error: unknown) => {
+/** Tells each waiter that a slot of its company's cap freed; a failure is logged. Returns how many it did not reach. */
+export async function tellCompanyCapWaiters(deps: Deps, waiting: CompanyCapWaiter[]): Promise<number> {
+  let unreached = 0;
+  for (const waiter of waiting) {
+    await deps.orchestrator.companyCapFreed(waiter).catch((error: unknown) => {
+      unreached++;
       deps.log.warn(
-        { err: error, kind, id },
-        'could not tell a workflow waiting for its company cap that a slot freed',
+        { err: error, waiter },
+        'could not tell a run or hold waiting for its company cap that a slot freed',
       );
     });
+  }
+  return unreached;
+}
+
+/** Some runs offered a free slot of their company's cap could not be told; the offer is made again. */
+export class CompanyCapOfferError extends Error {
+  override readonly name = 'CompanyCapOfferError';
+  constructor(
+    readonly companyId: string,
+    unreached: number,
+  ) {
+    super(`${unreached} run(s) of company ${companyId} waiting for its cap could not be offered a free slot`);
   }
 }

@@ -18,25 +18,6 @@ import { settleInterruptedRun } from '../holds/resume';
 import { emitFinding, reconcileSupersession } from './supervision';
 
 /**
- * queued → running, whatever the company's cap (the claim of runs whose workflow predates the cap,
- * runs/company-cap.ts). False when the run was cancelled (e.g. by a pause) before it began.
- */
-export async function beginRun(deps: Deps, runId: string): Promise<boolean> {
-  return deps.db.$transaction((tx) => beginRunIn(tx, runId));
-}
-
-/** queued → running in the caller's transaction. */
-export async function beginRunIn(tx: Tx, runId: string): Promise<boolean> {
-  const [begun] = await tx.run.updateManyAndReturn({
-    where: { id: runId, status: 'queued', stopRequestedAt: null },
-    data: { status: 'running', startedAt: new Date(), companyCapQueuedAt: null },
-    select: { issueId: true },
-  });
-  if (begun) await recordSubtreeChange(tx, [begun.issueId], 'run_started');
-  return begun !== undefined;
-}
-
-/**
  * Marks the point of no return: from here a stop has an unknown outcome. Refused when a stop
  * was already requested, so a run stopped during preparation never enters its adapter.
  */

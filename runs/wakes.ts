@@ -5,6 +5,7 @@ import { isInvokable } from '../domain/statuses';
 import type { Deps } from '../runtime/deps';
 import { activeHoldsCovering, lockCompanyScheduling } from '../issues/tree';
 import { logActivity } from '../db/activity-log';
+import { deferredAtCompanyCap } from './company-cap';
 import type { Actor } from '../domain/actor';
 
 export interface WakeInput {
@@ -110,12 +111,14 @@ export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string)
 }
 
 /**
- * Starts the workflow of a run claimed by {@link claimWakeForRun}, after its transaction committed. When Temporal
+ * Starts the workflow of a run claimed by {@link claimWakeForRun}, after its transaction committed, unless the run
+ * waits for its company's cap as a row (runs/company-cap.ts: a settlement's offer starts it). When Temporal
  * refuses, nothing stays half-done: the run never existed for Temporal, so its row goes (one interrupted task never
  * shows two resumed runs), and the wake is queued again.
  */
 export async function startClaimedRun(deps: Deps, wakeId: string, claim: RunClaim): Promise<DispatchOutcome> {
   if (claim.kind !== 'dispatched') return claim;
+  if (await deferredAtCompanyCap(deps, claim.companyId, claim.runId)) return { kind: 'dispatched', runId: claim.runId };
   try {
     await deps.orchestrator.startRun({
       runId: claim.runId,

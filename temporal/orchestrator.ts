@@ -49,17 +49,17 @@ export interface WebhookDeliveryStart {
   summary: string;
 }
 
-/** Whose workflow waits for a company's cap: a queued run, or a hold whose release waits to fan out. */
-export interface CompanyCapWaiter {
-  kind: 'run' | 'hold';
-  id: string;
-}
+/**
+ * Who waits for a company's cap: a queued run (in its workflow, or deferred before its workflow started), or a hold
+ * whose release waits to fan out.
+ */
+export type CompanyCapWaiter = { kind: 'run'; run: RunStart } | { kind: 'hold'; id: string };
 
 export interface Orchestrator {
   startRun(run: RunStart): Promise<void>;
   /**
-   * Tells a run waiting for its company's cap on running runs, or a hold's release waiting for the cap on release
-   * fan-outs, to try its claim now (a no-op for a workflow that has ended).
+   * Tells a run waiting for its company's cap on running runs (starting its workflow when it was deferred), or a
+   * hold's release waiting for the cap on release fan-outs, to try its claim now (a no-op for a workflow that ended).
    */
   companyCapFreed(waiting: CompanyCapWaiter): Promise<void>;
   cancelRun(runId: string): Promise<void>;

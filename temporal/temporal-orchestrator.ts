@@ -23,7 +23,7 @@ import {
 } from '../workflows/definitions';
 import { coalescePerKey } from './coalesce';
 import { sendUntilProcessed } from './unprocessed-update';
-import type { Orchestrator, WatchdogStart } from './orchestrator';
+import type { Orchestrator, RunStart, WatchdogStart } from './orchestrator';
 
 /** A company's workflow in the shared queue: its fairness key and priority, and the UI's line that says so. */
 const fairly = (companyId: string, kind: TaskPriorityKind) => ({
@@ -45,26 +45,43 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
     (error: unknown) => {
       if (!types.some((t) => error instanceof t)) throw error;
     };
+  type RunLikeType = 'agentRunWorkflow' | 'backgroundJobWorkflow' | 'blockerResolutionWorkflow';
+  type RunLikeMeta = {
+    kind: string;
+    state: string;
+    summary: string;
+    companyId: string;
+    issueId: string;
+    title: string;
+  };
+  /** The start options of a run-like workflow, whether it starts alone or with a signal. */
+  const runLikeStart = (id: string, input: Record<string, string | number | null>, meta: RunLikeMeta) => ({
+    workflowId: id,
+    taskQueue,
+    args: [{ ...input, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    typedSearchAttributes: attributes(meta.kind, meta.companyId, meta.issueId, meta.state),
+    memo: { issueTitle: meta.title },
+    staticSummary: meta.summary,
+    ...fairly(meta.companyId, 'run'),
+  });
   /** Starts a run-like workflow once: a duplicate start (a retried dispatch) is not an error. */
   const startOnce = async (
-    type: 'agentRunWorkflow' | 'backgroundJobWorkflow' | 'blockerResolutionWorkflow',
+    type: RunLikeType,
     id: string,
     input: Record<string, string | number | null>,
-    meta: { kind: string; state: string; summary: string; companyId: string; issueId: string; title: string },
+    meta: RunLikeMeta,
   ) => {
     await client.workflow
-      .start(type, {
-        workflowId: id,
-        taskQueue,
-        args: [{ ...input, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: attributes(meta.kind, meta.companyId, meta.issueId, meta.state),
-        memo: { issueTitle: meta.title },
-        staticSummary: meta.summary,
-        ...fairly(meta.companyId, 'run'),
-      })
+      .start(type, runLikeStart(id, input, meta))
       .catch(ignore(WorkflowExecutionAlreadyStartedError));
   };
+  const agentRun = (run: RunStart) =>
+    [
+      workflowId.agentRun(run.runId),
+      { runId: run.runId, adoptionWindowMs: config.TREEWARDEN_ADOPTION_WINDOW_MS },
+      { kind: 'agent_run', state: 'queued', summary: `Agent run for "${run.title}"`, ...run },
+    ] as const;
   /** Signal-with-start of a watchdog's workflow: one signal, or a start with it when the workflow is missing. */
   const signalWatchdog = async (
     watchdog: WatchdogStart,
@@ -100,18 +117,23 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
   );
   return {
     async startRun(run) {
-      await startOnce(
-        'agentRunWorkflow',
-        workflowId.agentRun(run.runId),
-        { runId: run.runId, adoptionWindowMs: config.TREEWARDEN_ADOPTION_WINDOW_MS },
-        { kind: 'agent_run', state: 'queued', summary: `Agent run for "${run.title}"`, ...run },
-      );
+      await startOnce('agentRunWorkflow', ...agentRun(run));
     },
-    async companyCapFreed({ kind, id }) {
+    async companyCapFreed(waiting) {
+      if (waiting.kind === 'hold') {
+        await client.workflow
+          .getHandle(workflowId.treeHold(waiting.id))
+          .signal(companyCapFreedSignal)
+          .catch(ignore(WorkflowNotFoundError));
+        return;
+      }
+      // a run deferred at its company's cap has no workflow yet: the slot starts it (a closed one stays closed)
       await client.workflow
-        .getHandle(kind === 'run' ? workflowId.agentRun(id) : workflowId.treeHold(id))
-        .signal(companyCapFreedSignal)
-        .catch(ignore(WorkflowNotFoundError));
+        .signalWithStart('agentRunWorkflow', {
+          ...runLikeStart(...agentRun(waiting.run)),
+          signal: companyCapFreedSignal,
+        })
+        .catch(ignore(WorkflowExecutionAlreadyStartedError));
     },
     async startJob(job) {
       await startOnce(

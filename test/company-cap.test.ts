@@ -1,8 +1,9 @@
 /**
  * @module The per-company cap on running agent runs (issue 30, item 3): a company at
- * TREEWARDEN_COMPANY_MAX_RUNNING_RUNS queues its next run (its row, the API and its workflow say it waits for the
- * company's cap) and starts it once one of its runs ends, while another company's run starts at once. A burst of one
- * company's claims waits for its turn without taking the process's pooled connections from other work.
+ * TREEWARDEN_COMPANY_MAX_RUNNING_RUNS queues its next run (its row and the API say it waits for the company's cap; its
+ * workflow starts only when a slot frees, and a workflow that started anyway says it waits) and starts it once one of
+ * its runs ends, while another company's run starts at once. A burst of one company's claims waits for its turn
+ * without taking the process's pooled connections from other work.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -65,10 +66,19 @@ test("a company at its cap queues its next run and starts it when one ends; anot
   expect(waiting.status).toBe('queued');
   const shown = await h.request('GET', `/api/runs/${third}`, a.c.token);
   expect(shown.body).toMatchObject({ status: 'queued', waitingForCompanyCapSince: expect.any(String) });
-  // the workflow says so in the workflow task after its claim's answer, which can come after the row's commit
-  const handle = h.services.client.workflow.getHandle(workflowId.agentRun(third));
+  // dispatched at the cap, it waits as a row: its workflow costs Temporal nothing until a slot frees
+  expect(await h.services.orchestrator.isWorkflowOpen(workflowId.agentRun(third))).toBe(false);
+  const fourth = await a.wake('a4');
   await eventually(
-    "the run's workflow waiting for its company cap",
+    'the fourth run waiting for its company cap',
+    async () => (await runRow(h, fourth)).companyCapQueuedAt,
+  );
+  // a dispatch that raced its company filling up starts the workflow anyway: the workflow's claim waits, and says so
+  const { companyId, issueId } = await runRow(h, fourth);
+  await h.services.orchestrator.startRun({ runId: fourth, companyId, issueId, title: 'a4' });
+  const handle = h.services.client.workflow.getHandle(workflowId.agentRun(fourth));
+  await eventually(
+    "the fourth run's workflow waiting for its company cap",
     async () => (await handle.describe()).typedSearchAttributes.get(StateKey) === 'waiting_company_cap',
   );
 
@@ -77,6 +87,7 @@ test("a company at its cap queues its next run and starts it when one ends; anot
   // the other company's run began while the capped company's third run still waited
   expect((await runRow(h, third)).status).toBe('queued');
 
+  // each slot goes to the run that has waited longest: the third, then the fourth
   open('a1');
   const ended = await settled(h, first);
   await running(third);
@@ -84,9 +95,13 @@ test("a company at its cap queues its next run and starts it when one ends; anot
   expect(started.startedAt!.getTime()).toBeGreaterThanOrEqual(ended.finishedAt!.getTime());
   expect(started.companyCapQueuedAt).toBeNull();
   expect((await h.request('GET', `/api/runs/${third}`, a.c.token)).body.waitingForCompanyCapSince).toBeNull();
+  expect((await runRow(h, fourth)).status).toBe('queued');
+  open('a2');
+  await settled(h, second);
+  await running(fourth);
 
-  for (const gate of ['a2', 'a3', 'b1']) open(gate);
-  for (const runId of [second, third, other]) expect((await settled(h, runId)).status).toBe('succeeded');
+  for (const gate of ['a3', 'a4', 'b1']) open(gate);
+  for (const runId of [second, third, fourth, other]) expect((await settled(h, runId)).status).toBe('succeeded');
 });
 
 test("a burst of one company's turns waits in memory: no pooled connection waits for the turn's lock", async () => {

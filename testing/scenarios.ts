@@ -252,7 +252,11 @@ export async function retentionPasses(h: Harness) {
   return { workflowId: id, removed };
 }
 
-/** A company at a cap of one running run (the harness's TREEWARDEN_COMPANY_MAX_RUNNING_RUNS): its second run waits. */
+/**
+ * A company at a cap of one running run (the harness's TREEWARDEN_COMPANY_MAX_RUNNING_RUNS): its second run waits in
+ * its workflow. Dispatched at the cap, the run would wait as a row; its workflow is started anyway, as for a run
+ * whose dispatch raced the company filling up.
+ */
 export async function runWaitsForCompanyCap(h: Harness, c: Company) {
   const run = (id: string) => h.services.db.run.findUniqueOrThrow({ where: { id } });
   const started = async (title: string) => {
@@ -262,7 +266,12 @@ export async function runWaitsForCompanyCap(h: Harness, c: Company) {
   const first = await started('first at the cap');
   await eventually('the first run running', async () => (await run(first)).status === 'running');
   const second = await started('second, after the first');
-  await eventually('the second run waiting for its company cap', async () => (await run(second)).companyCapQueuedAt);
+  const waiting = await eventually('the second run waiting for its company cap', async () => {
+    const row = await h.services.db.run.findUniqueOrThrow({ where: { id: second }, include: { issue: true } });
+    return row.companyCapQueuedAt ? row : null;
+  });
+  const { companyId, issueId } = waiting;
+  await h.services.orchestrator.startRun({ runId: second, companyId, issueId, title: waiting.issue.title });
   const settled = await settledRun(h, second);
   if (settled.status !== 'succeeded') throw new Error(`expected the waiting run to succeed, got ${settled.status}`);
   return { runWorkflowId: workflowId.agentRun(second) };

@@ -11,6 +11,7 @@ import type { Metrics } from './metrics';
 import { forEachConcurrently } from '../domain/concurrency';
 import { combinedState } from '../domain/worker-state';
 import { activeWatchdogs } from '../watchdogs/configuration';
+import { offerCompanyCapSlotsOf } from '../runs/company-cap';
 import { startDeliveryDispatcher } from '../notifications/dispatcher';
 import { startChangeDispatcher } from '../changes/dispatcher';
 import { metricsInterceptor } from './metrics-interceptor';
@@ -140,7 +141,8 @@ const BECOME_CURRENT_DEADLINE_MS = 60_000;
 /**
  * Recovery on worker start: every active watchdog gets its workflow back (a recovery ping starts a
  * missing one and leaves a running one as it is, so a fleet's rolling restart does not re-evaluate
- * every watched subtree), and queued runs whose workflow never started are started.
+ * every watched subtree), queued runs whose workflow never started are started, and the companies with runs waiting
+ * for their cap offer the slots they have free.
  */
 export async function recoverWorkflows(deps: Deps): Promise<{ watchdogs: number; runs: number }> {
   const watchdogs = await activeWatchdogs(deps);
@@ -153,7 +155,7 @@ export async function recoverWorkflows(deps: Deps): Promise<{ watchdogs: number;
     }),
   );
   const queued = await deps.db.run.findMany({
-    where: { status: 'queued' },
+    where: { status: 'queued', companyCapQueuedAt: null },
     include: { issue: { select: { title: true } } },
   });
   await forEachConcurrently(queued, RECOVERY_CONCURRENCY, (run) =>
@@ -164,6 +166,13 @@ export async function recoverWorkflows(deps: Deps): Promise<{ watchdogs: number;
       title: run.issue.title,
     }),
   );
+  // runs waiting for their company's cap start when offered a slot; an offer lost with its worker is made again
+  const capped = await deps.db.run.findMany({
+    where: { status: 'queued', companyCapQueuedAt: { not: null } },
+    distinct: ['companyId'],
+    select: { companyId: true },
+  });
+  await forEachConcurrently(capped, RECOVERY_CONCURRENCY, ({ companyId }) => offerCompanyCapSlotsOf(deps, companyId));
   return { watchdogs: watchdogs.length, runs: queued.length };
 }
 
