@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inCompanyTurn } from '../db/company-turn';
+import { claimWakeForRun, createWake } from '../runs/wakes';
+import { recoverWorkflows } from '../workers/create-worker';
 import { workflowId } from '../domain/ids';
 import { StateKey } from '../domain/search-attributes';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
@@ -138,4 +140,26 @@ test("a burst of one company's turns waits in memory: no pooled connection waits
   openGate();
   expect(await Promise.all([first, ...burst])).toEqual(order);
   expect(order).toEqual([...Array(burst.length + 1).keys()]);
+});
+
+test("a run left waiting as a row with its company's slot free (the offer lost with its worker) starts at recovery", async () => {
+  const c = await seedCompany(h, 'Offer lost');
+  const agent = await c.agent();
+  const issue = await c.issue({ title: 'offer lost', assigneeAgentId: agent.id });
+  // the state a worker killed between a settlement and its offer leaves: a run deferred as a row, nothing running
+  const claim = await h.services.db.$transaction(async (tx) => {
+    const { wake } = await createWake(tx, {
+      companyId: c.companyId,
+      agentId: agent.id,
+      issueId: issue.id,
+      reason: 'manual',
+    });
+    return claimWakeForRun(tx, wake.id, c.companyId, CAP);
+  });
+  if (claim.kind !== 'dispatched') throw new Error(`claim: ${claim.kind}`);
+  await h.services.db.run.update({ where: { id: claim.runId }, data: { companyCapQueuedAt: new Date() } });
+  expect(await h.services.orchestrator.isWorkflowOpen(workflowId.agentRun(claim.runId))).toBe(false);
+
+  await recoverWorkflows(h.services);
+  expect((await settled(h, claim.runId)).status).toBe('succeeded');
 });
