@@ -25,7 +25,7 @@ export async function inCompanyTurn<T>(
   const key = TURN_KEY[cap](companyId);
   const turn = (queuedTurns.get(key) ?? Promise.resolve()).then(() =>
     db.$transaction(async (tx) => {
-      await takeCompanyTurn(tx, cap, companyId);
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
       return work(tx);
     }),
   );
@@ -36,13 +36,4 @@ export async function inCompanyTurn<T>(
   } finally {
     if (queuedTurns.get(key) === settled) queuedTurns.delete(key);
   }
-}
-
-/**
- * Takes the company's turn inside the caller's transaction, until it ends: for a decision that belongs with that
- * transaction's writes. It waits in the lock, not in memory, so only a transaction that already holds a connection
- * should take it this way.
- */
-export async function takeCompanyTurn(tx: Tx, cap: keyof typeof TURN_KEY, companyId: string): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${TURN_KEY[cap](companyId)}, 0))`;
 }

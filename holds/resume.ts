@@ -197,7 +197,7 @@ async function actOn(
         entityId: issueId,
         details: { interruptedRunId, wakeRequestId: wake.id, holdId: holdOfClaim },
       });
-      const claim = await claimWakeForRun(tx, wake.id, companyId, deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS);
+      const claim = await claimWakeForRun(tx, wake.id, companyId);
       // not dispatchable now (a new hold, an agent paused meanwhile): none of this resume stays,
       // a later release retries
       if (claim.kind !== 'dispatched')

@@ -7,7 +7,7 @@
  */
 import type { Deps } from '../runtime/deps';
 import type { CompanyCapWaiter } from '../temporal/orchestrator';
-import { inCompanyTurn, takeCompanyTurn } from '../db/company-turn';
+import { inCompanyTurn } from '../db/company-turn';
 import type { Tx } from '../db/prisma';
 import { beginRunIn } from './begin';
 
@@ -40,26 +40,35 @@ export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promi
 }
 
 /**
- * Whether a run about to be created waits for its company's cap as a row (its place in line kept in
- * `companyCapQueuedAt`), asked in the transaction that creates it: a backlog beyond the cap, such as a 1,000-member
- * release's, then costs Temporal nothing until a slot frees, and a settlement's offer starts the workflow. The runs
- * whose workflows are on their way to a claim count as taken slots, or a fast release would start hundreds of
- * workflows before the first claim. At the cap it is decided in the company's turn, held until the run's row commits,
- * so an offer counting its free slots either sees this run waiting or freed its slot before this count; each run
- * counted ends running (its settlement offers the slot) or not queued (its claim or its stop offers it).
+ * Whether a run about to start its workflow waits for its company's cap instead, as a row only (its place in line
+ * kept in `companyCapQueuedAt`): a backlog beyond the cap, such as a 1,000-member release's, then costs Temporal
+ * nothing until a slot frees, and a settlement's offer starts the workflow. The runs whose workflows are on their way
+ * to a claim count as taken slots, or a fast release would start hundreds of workflows before the first claim. Decided
+ * in the company's turn, so an offer counting its free slots either sees this run waiting or freed its slot before
+ * this count; each run counted ends running (its settlement offers the slot) or not queued (its claim offers it).
  */
-export async function waitsAtCompanyCap(tx: Tx, cap: number, companyId: string): Promise<boolean> {
-  const taken = () =>
-    tx.run.count({
+export async function deferredAtCompanyCap(deps: Deps, companyId: string, runId: string): Promise<boolean> {
+  const cap = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS;
+  const taken = (db: Tx) =>
+    db.run.count({
       where: {
         companyId,
-        OR: [{ status: 'running' }, { status: 'queued', stopRequestedAt: null, companyCapQueuedAt: null }],
+        OR: [
+          { status: 'running' },
+          { status: 'queued', stopRequestedAt: null, companyCapQueuedAt: null, id: { not: runId } },
+        ],
       },
     });
-  // most dispatches are well below the cap: they do not wait for the company's turn
-  if ((await taken()) < cap) return false;
-  await takeCompanyTurn(tx, 'running-runs', companyId);
-  return (await taken()) >= cap;
+  // most starts are well below the cap: they do not queue for the company's turn
+  if ((await taken(deps.db)) < cap) return false;
+  return inCompanyTurn(deps.db, 'running-runs', companyId, async (tx) => {
+    if ((await taken(tx)) < cap) return false;
+    const { count } = await tx.run.updateMany({
+      where: { id: runId, status: 'queued', stopRequestedAt: null, companyCapQueuedAt: null },
+      data: { companyCapQueuedAt: new Date() },
+    });
+    return count === 1;
+  });
 }
 
 /**

@@ -5,7 +5,7 @@ import { isInvokable } from '../domain/statuses';
 import type { Deps } from '../runtime/deps';
 import { activeHoldsCovering, lockCompanyScheduling } from '../issues/tree';
 import { logActivity } from '../db/activity-log';
-import { waitsAtCompanyCap } from './company-cap';
+import { deferredAtCompanyCap } from './company-cap';
 import type { Actor } from '../domain/actor';
 
 export interface WakeInput {
@@ -58,28 +58,14 @@ export type DispatchOutcome =
 
 /** A queued wake turned into a queued run inside a transaction; its workflow is not started yet. */
 export type RunClaim =
-  | {
-      kind: 'dispatched';
-      runId: string;
-      title: string;
-      companyId: string;
-      issueId: string;
-      /** the run waits for its company's cap as a row: a settlement's offer starts its workflow */
-      waitsForCompanyCap: boolean;
-    }
+  | { kind: 'dispatched'; runId: string; title: string; companyId: string; issueId: string }
   | Exclude<DispatchOutcome, { kind: 'dispatched' }>;
 
 /**
  * Inside the caller's transaction, turns a queued wake into a queued run under the company scheduling lock, so a
- * pause cannot miss it. A wake under an active hold stays queued: deferred, not lost; the release dispatches it. A
- * run beyond its company's running-runs cap (`runningRunsCap`) is created waiting for it (runs/company-cap.ts).
+ * pause cannot miss it. A wake under an active hold stays queued: deferred, not lost; the release dispatches it.
  */
-export async function claimWakeForRun(
-  tx: Tx,
-  wakeId: string,
-  companyId: string,
-  runningRunsCap: number,
-): Promise<RunClaim> {
+export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string): Promise<RunClaim> {
   await lockCompanyScheduling(tx, companyId, 'dispatch');
   // after the company lock, never before it: a pause holding that lock updates wake rows
   await tx.$executeRaw`SELECT 1 FROM "WakeRequest" WHERE id = ${wakeId}::uuid FOR UPDATE`;
@@ -97,7 +83,6 @@ export async function claimWakeForRun(
   }
   const holds = await activeHoldsCovering(tx, current.issueId);
   if (holds.length > 0) return { kind: 'deferred', holdIds: holds.map((h) => h.id) };
-  const waitsForCompanyCap = await waitsAtCompanyCap(tx, runningRunsCap, current.companyId);
   const run = await tx.run.create({
     data: {
       companyId: current.companyId,
@@ -110,7 +95,6 @@ export async function claimWakeForRun(
       reviewWatchdogId: current.reviewWatchdogId,
       reviewFingerprint: current.reviewFingerprint,
       selfReview: current.selfReview,
-      companyCapQueuedAt: waitsForCompanyCap ? new Date() : null,
     },
   });
   await tx.wakeRequest.update({
@@ -123,19 +107,18 @@ export async function claimWakeForRun(
     title: current.issue.title,
     companyId: current.companyId,
     issueId: current.issueId,
-    waitsForCompanyCap,
   };
 }
 
 /**
  * Starts the workflow of a run claimed by {@link claimWakeForRun}, after its transaction committed, unless the run
- * waits for its company's cap as a row (a settlement's offer starts it). When Temporal
+ * waits for its company's cap as a row (runs/company-cap.ts: a settlement's offer starts it). When Temporal
  * refuses, nothing stays half-done: the run never existed for Temporal, so its row goes (one interrupted task never
  * shows two resumed runs), and the wake is queued again.
  */
 export async function startClaimedRun(deps: Deps, wakeId: string, claim: RunClaim): Promise<DispatchOutcome> {
   if (claim.kind !== 'dispatched') return claim;
-  if (claim.waitsForCompanyCap) return { kind: 'dispatched', runId: claim.runId };
+  if (await deferredAtCompanyCap(deps, claim.companyId, claim.runId)) return { kind: 'dispatched', runId: claim.runId };
   try {
     await deps.orchestrator.startRun({
       runId: claim.runId,
@@ -165,7 +148,7 @@ export async function dispatchWake(deps: Deps, wakeId: string, knownCompanyId?: 
     const companyId =
       knownCompanyId ??
       (await tx.wakeRequest.findUniqueOrThrow({ where: { id: wakeId }, select: { companyId: true } })).companyId;
-    return claimWakeForRun(tx, wakeId, companyId, deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS);
+    return claimWakeForRun(tx, wakeId, companyId);
   });
   return startClaimedRun(deps, wakeId, claim);
 }

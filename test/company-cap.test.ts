@@ -146,7 +146,7 @@ test("a run left waiting as a row with its company's slot free (the offer lost w
   const c = await seedCompany(h, 'Offer lost');
   const agent = await c.agent();
   const issue = await c.issue({ title: 'offer lost', assigneeAgentId: agent.id });
-  // the state a worker killed between a settlement and its offer leaves: a run deferred as a row, nothing running
+  // the state a worker killed between a settlement and its offer leaves: a run waiting as a row, nothing running
   const claim = await h.services.db.$transaction(async (tx) => {
     const { wake } = await createWake(tx, {
       companyId: c.companyId,
@@ -154,7 +154,7 @@ test("a run left waiting as a row with its company's slot free (the offer lost w
       issueId: issue.id,
       reason: 'manual',
     });
-    return claimWakeForRun(tx, wake.id, c.companyId, CAP);
+    return claimWakeForRun(tx, wake.id, c.companyId);
   });
   if (claim.kind !== 'dispatched') throw new Error(`claim: ${claim.kind}`);
   await h.services.db.run.update({ where: { id: claim.runId }, data: { companyCapQueuedAt: new Date() } });
