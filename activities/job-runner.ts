@@ -3,6 +3,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
+import { apiUrlOf } from '../domain/config';
 import { runEnvironment } from '../domain/run-env';
 import type { Deps } from '../runtime/deps';
 import { createWorkCgroup, removeCgroup } from '../processes/cgroups';
@@ -33,10 +34,13 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
       'JobStoppedBeforeStart',
     );
   }
+  const cwd = job.ownerRun.workdir ?? files.runDir;
   const exitCode = await runSupervised({
     command: job.command,
     args: job.args as string[],
-    cwd: job.ownerRun.workdir ?? files.runDir,
+    cwd,
+    sandbox: deps.sandbox,
+    place: { runDir: files.runDir, records: files.records, workspace: cwd, apiUrl: apiUrlOf(deps.config) },
     env: runEnvironment(
       process.env,
       deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH,

@@ -8,6 +8,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
+import { apiUrlOf } from '../domain/config';
 import { runEnvironment } from '../domain/run-env';
 import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } from '../domain/checkpoint';
 import { parseEndReason } from '../domain/postmortem';
@@ -71,6 +72,8 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       args,
       env,
       cwd,
+      sandbox: deps.sandbox,
+      place: { runDir: files.runDir, records: files.records, workspace: cwd, apiUrl: apiUrlOf(deps.config) },
       ownerToken,
       cgroupPath,
       outputFile: files.output,
@@ -108,7 +111,7 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
     adapter.command,
     adapter.args,
     envWith({
-      TREEWARDEN_API_URL: deps.config.TREEWARDEN_API_URL ?? `http://127.0.0.1:${deps.config.TREEWARDEN_API_PORT}`,
+      TREEWARDEN_API_URL: apiUrlOf(deps.config),
       TREEWARDEN_RUN_TOKEN: secret,
       TREEWARDEN_ISSUE_ID: run.issueId,
       TREEWARDEN_AGENT_ID: run.agentId,

@@ -5,11 +5,19 @@
  */
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, openSync, rmSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AGENT_LET_GO, LET_GO_REASONS } from '../domain/adoption';
 import { adoptedAgentState, type AdoptedAgent } from '../processes/adopted-agent';
 import { supervisedStart } from '../processes/cgroups';
+import {
+  assertCanRunAgents,
+  sandboxedCommand,
+  sandboxEnvironment,
+  SandboxUnavailableError,
+  type Sandbox,
+  type SandboxPlace,
+} from '../processes/sandbox';
 import { readFileTail } from '../runs/output-file';
 import { OWNER_TOKEN_ENV, ownedProcesses, processStartTime, signalAll } from '../processes/process-table';
 
@@ -39,6 +47,9 @@ export interface SupervisedCommand extends Supervision {
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /** the host's sandbox and where this command lives in it (processes/sandbox.ts) */
+  sandbox: Sandbox;
+  place: SandboxPlace;
   outputFile: string;
   /** records the group and its start time before the wait, so a stop (or an adoption) can always find it */
   onSpawn(pgid: number, startTime: string | null): Promise<void>;
@@ -53,14 +64,17 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   const ctx = Context.current();
   // a stop that landed before the spawn must not start the command at all
   if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+
   // behind the start shell, a missing command would be an exit code of the agent's: refuse it as spawn would
   assertExecutable(cmd.command, cmd.cwd, cmd.env.PATH ?? '');
+  mkdirSync(cmd.place.records, { recursive: true });
   if (cmd.exitFile) rmSync(cmd.exitFile, { force: true });
+  const inner = inSandbox(cmd);
   const output = openSync(cmd.outputFile, 'a');
-  const start = supervisedStart(cmd.command, cmd.args, cmd);
+  const start = supervisedStart(inner.command, inner.args, cmd);
   const child = spawn(start.command, start.args, {
     cwd: cmd.cwd,
-    env: { ...cmd.env, [OWNER_TOKEN_ENV]: cmd.ownerToken },
+    env: { ...inner.env, [OWNER_TOKEN_ENV]: cmd.ownerToken },
     detached: true,
     stdio: ['ignore', output, output],
   });
@@ -167,6 +181,22 @@ async function supervise(
     clearInterval(tick);
     clearTimeout(killAfterGrace);
     ctx.cancellationSignal.removeEventListener('abort', onCancel);
+  }
+}
+
+/**
+ * The command as it starts in the host's sandbox, with the environment that points it at the sandbox's loopback. No
+ * agent runs unconfined unless TREEWARDEN_SANDBOX=off accepted it: the refusal names why and is never retried.
+ */
+function inSandbox(cmd: SupervisedCommand): { command: string; args: string[]; env: Record<string, string> } {
+  try {
+    assertCanRunAgents(cmd.sandbox);
+    if (cmd.sandbox.kind !== 'namespaces') return cmd;
+    const env = { ...cmd.env, ...sandboxEnvironment(cmd.place.apiUrl) };
+    return { ...sandboxedCommand(cmd.sandbox, cmd.place, cmd.command, cmd.args), env };
+  } catch (error) {
+    if (!(error instanceof SandboxUnavailableError)) throw error;
+    throw ApplicationFailure.nonRetryable(error.message, error.name);
   }
 }
 

@@ -108,6 +108,11 @@ const schema = z.object({
    * worker per this period, however many start in it (a rollout)
    */
   TREEWARDEN_FLEET_RECOVERY_EVERY_MS: duration.default(10 * 60_000),
+  /**
+   * `on`: every run and job in its own sandbox (processes/sandbox.ts); a host that cannot build one refuses agents.
+   * `off`: agents run unconfined, as the service's user (README, "What an agent can reach": the risk accepted)
+   */
+  TREEWARDEN_SANDBOX: z.enum(['on', 'off']).default('on'),
   /** `auto`: a cgroup per run and job where the host has a writable hierarchy; `process-group`: never */
   TREEWARDEN_CONTAINMENT: z.enum(['auto', 'process-group']).default('auto'),
   /**
@@ -170,3 +175,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const problems = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
   throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
 }
+
+/** the treewarden API as this process's runs reach it */
+export const apiUrlOf = (config: Pick<Config, 'TREEWARDEN_API_URL' | 'TREEWARDEN_API_PORT'>): string =>
+  config.TREEWARDEN_API_URL ?? `http://127.0.0.1:${config.TREEWARDEN_API_PORT}`;

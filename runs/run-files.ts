@@ -18,6 +18,8 @@ export interface RunFiles {
   checkpoint: string;
   /** touched when the supervisor sees the stop, before it signals: a checkpoint must be newer */
   stopObserved: string;
+  /** in the run folder, what only the supervisor writes: covered by an empty read-only mount in the sandbox */
+  records: string;
   /** the agent's exit status, written by its start shell (processes/cgroups.ts); an adopting worker reads it */
   exitStatus: string;
   /** in the workspace: holds the pid of the process writing to it */
@@ -28,6 +30,9 @@ export interface RunFiles {
 
 /** every run's folder is a directory here named by its run id; retention (retention/) removes finished ones */
 export const runFilesRoot = (): string => join(tmpdir(), 'treewarden-runs');
+
+/** the worker's gate sockets (processes/sandbox-gate.ts), which every sandbox of the host sees */
+export const sandboxGateDir = (): string => join(runFilesRoot(), '.gate');
 
 export function runFiles(runId: string, workdir: string | null): RunFiles {
   const runDir = join(runFilesRoot(), runId);
@@ -41,7 +46,8 @@ export function runFiles(runId: string, workdir: string | null): RunFiles {
     outcome: join(runDir, 'outcome.json'),
     checkpoint: join(runDir, 'checkpoint.json'),
     stopObserved: join(runDir, 'stop-observed'),
-    exitStatus: join(runDir, 'exit-status'),
+    records: join(runDir, '.supervisor'),
+    exitStatus: join(runDir, '.supervisor', 'exit-status'),
     writerLock: join(workspace, '.treewarden-writer.lock'),
     tombstone: join(workspace, '.treewarden-tombstone'),
   };

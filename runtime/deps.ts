@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/prisma';
 import type { Config } from '../domain/config';
 import type { Containment } from '../processes/cgroups';
+import type { Sandbox } from '../processes/sandbox';
 import type { TemporalTarget } from '../temporal/connection';
 import type { Orchestrator } from '../temporal/orchestrator';
 
@@ -17,4 +18,6 @@ export interface Deps {
   hostId: string;
   /** how this host keeps a run's processes together: a cgroup each, or process groups (processes/cgroups.ts) */
   containment: Containment;
+  /** how this host confines an agent's processes (processes/sandbox.ts) */
+  sandbox: Sandbox;
 }

@@ -5,6 +5,8 @@ import pino, { type Logger } from 'pino';
 import { createPrisma, dbTimeoutsOf } from '../db/prisma';
 import type { Config } from '../domain/config';
 import { detectContainment } from '../processes/cgroups';
+import { detectSandbox, pathsToHide } from '../processes/sandbox';
+import { resolve } from 'node:path';
 import type { Deps } from './deps';
 import { resolveHostId } from '../processes/host-identity';
 import { connectClient, describeTarget, type TemporalTarget } from '../temporal/connection';
@@ -55,6 +57,7 @@ export async function connectServices(config: Config, temporal: TemporalTarget, 
     log,
     hostId: resolveHostId(config),
     containment: detectContainment(config.TREEWARDEN_CONTAINMENT),
+    sandbox: detectSandbox(config.TREEWARDEN_SANDBOX, pathsToHide(process.env, resolve(config.TREEWARDEN_DATA_DIR))),
     orchestrator,
     connection,
     client,

@@ -119,7 +119,10 @@ test('SIGTERM mid-activity drains: the in-flight activity finishes on the draini
   const draining = await fleet.start({ TREEWARDEN_SHUTDOWN_GRACE_MS: '600000' });
   const run = await gatedRun('drains');
   await runningOn(run, draining);
-  expect(await healthz(draining)).toEqual({ status: 200, body: { state: 'RUNNING', containment: 'cgroup2' } });
+  expect(await healthz(draining)).toEqual({
+    status: 200,
+    body: { state: 'RUNNING', containment: 'cgroup2', sandbox: { kind: 'namespaces' } },
+  });
 
   const exitCode = fleet.stop(draining);
   // draining: it takes no new work and says so, while its activity (held by the gate) goes on

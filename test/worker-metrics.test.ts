@@ -30,6 +30,7 @@ beforeAll(async () => {
     metrics,
     worker,
     containment: h.services.containment,
+    sandbox: h.services.sandbox,
   });
 });
 afterAll(async () => {
@@ -47,7 +48,11 @@ function sample(text: string, series: string): number {
 }
 
 test('/metrics counts evaluations, wakes, stop verdicts, resumes and activity latency; /healthz follows the worker', async () => {
-  expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ state: 'RUNNING', containment: 'cgroup2' });
+  expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({
+    state: 'RUNNING',
+    containment: 'cgroup2',
+    sandbox: { kind: 'namespaces' },
+  });
 
   const c = await seedCompany(h);
   await watchdogWakes(h, c, { remove: false });
@@ -82,5 +87,5 @@ test('/metrics counts evaluations, wakes, stop verdicts, resumes and activity la
   await running;
   const drained = await fetch(`${server.url}/healthz`);
   expect(drained.status).toBe(503);
-  expect(await drained.json()).toEqual({ state: 'STOPPED', containment: 'cgroup2' });
+  expect(await drained.json()).toEqual({ state: 'STOPPED', containment: 'cgroup2', sandbox: { kind: 'namespaces' } });
 });

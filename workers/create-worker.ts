@@ -7,6 +7,9 @@ import { NativeConnection, Worker, type State, type WorkflowBundle } from '@temp
 import { agentQueue, hostQueue } from '../domain/task-queue';
 import { createActivities } from '../activities';
 import type { Deps } from '../runtime/deps';
+import { apiUrlOf } from '../domain/config';
+import { startSandboxGate } from '../processes/sandbox-gate';
+import { sandboxGateDir } from '../runs/run-files';
 import type { Metrics } from './metrics';
 import { forEachConcurrently } from '../domain/concurrency';
 import { combinedState } from '../domain/worker-state';
@@ -103,6 +106,9 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     async run() {
       // recorded notifications get their delivery workflows, and recorded changes reach their watchdogs, while
       // this worker polls
+      // the host's sandboxes reach the API and the outside network through it (processes/sandbox-gate.ts)
+      const gate =
+        deps.sandbox.kind === 'namespaces' ? await startSandboxGate(sandboxGateDir(), () => apiUrlOf(config)) : null;
       const dispatchers = [
         startDeliveryDispatcher(deps, config.TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS),
         startChangeDispatcher(deps, config.TREEWARDEN_CHANGE_DISPATCH_RETRY_MS),
@@ -111,6 +117,7 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
         await Promise.all(all.map((worker) => worker.run().finally(shutdown)));
       } finally {
         await Promise.all(dispatchers.map((d) => d.stop()));
+        await gate?.close();
       }
     },
     shutdown,

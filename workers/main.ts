@@ -67,12 +67,20 @@ async function main() {
     metrics,
     worker,
     containment: services.containment,
+    sandbox: services.sandbox,
     coreMetrics,
   });
   log.info(
     { healthz: `${metricsServer.url}/healthz`, metrics: `${metricsServer.url}/metrics` },
     'metrics server listening',
   );
+  if (services.sandbox.kind === 'none')
+    log.warn(
+      { sandbox: services.sandbox },
+      services.sandbox.accepted
+        ? "agents run unconfined: they can read this service's secrets and reach its ports (TREEWARDEN_SANDBOX=off)"
+        : 'agents are refused: this host cannot sandbox them (README, "What an agent can reach")',
+    );
   const running = worker.run();
   const retentionSchedule = await ensureRetentionSchedule(services.client, config.TREEWARDEN_TASK_QUEUE);
   const recovered = (await recoverWorkflowsOncePerFleet(services)) ?? { recovery: 'done by another worker lately' };
@@ -86,6 +94,7 @@ async function main() {
       agentQueue: agentQueue(config.TREEWARDEN_TASK_QUEUE),
       hostQueue: hostQueue(config.TREEWARDEN_TASK_QUEUE, services.hostId),
       containment: services.containment,
+      sandbox: services.sandbox,
       traces: tracing.exporting ? 'OTLP' : 'off',
       retentionSchedule,
       ...recovered,

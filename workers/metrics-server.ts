@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Worker } from '@temporalio/worker';
 import type { Containment } from '../processes/cgroups';
+import type { Sandbox } from '../processes/sandbox';
 import { coreMetricsText } from './core-metrics';
 import type { Metrics } from './metrics';
 
@@ -18,6 +19,8 @@ export async function startMetricsServer(options: {
   worker: Pick<Worker, 'getState'>;
   /** said in /healthz: how this host keeps a run's processes together */
   containment: Containment;
+  /** said in /healthz: how this host confines an agent, and why not when it cannot */
+  sandbox: Sandbox;
   /** where Temporal core serves its own metrics, relayed after treewarden's (workers/core-metrics.ts) */
   coreMetrics?: string;
 }): Promise<MetricsServer> {
@@ -31,7 +34,7 @@ export async function startMetricsServer(options: {
       const state = worker.getState();
       response
         .writeHead(state === 'RUNNING' ? 200 : 503, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ state, containment: options.containment.kind }));
+        .end(JSON.stringify({ state, containment: options.containment.kind, sandbox: sandboxHealth(options.sandbox) }));
     } else if (path === '/metrics') {
       const core = options.coreMetrics;
       Promise.all([metrics.registry.metrics(), core ? coreMetricsText(core) : '']).then(
@@ -52,3 +55,9 @@ export async function startMetricsServer(options: {
     close: () => new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
   };
 }
+
+/** `namespaces`, or why agents run unconfined (`accepted`) or are refused */
+const sandboxHealth = (sandbox: Sandbox) =>
+  sandbox.kind === 'namespaces'
+    ? { kind: sandbox.kind }
+    : { kind: sandbox.kind, reason: sandbox.reason, agents: sandbox.accepted ? 'unconfined' : 'refused' };
