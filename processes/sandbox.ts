@@ -181,6 +181,8 @@ shift
 fail() { echo "treewarden sandbox: $*" >&2; exit 125; }
 exec 3<"$run_dir" 4<"$workspace" 5<"$gate_dir"
 ip link set lo up || fail "cannot bring up the loopback interface"
+# the API may be on a port below 1024, which the init serves with no capability
+echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start || fail "cannot open the low ports of the loopback"
 for p in /tmp /var/tmp; do if [ -d "$p" ]; then mount --bind "$p" "$p"; fi; done
 for mp in $(cut -d' ' -f5 /proc/self/mountinfo | sed 's/\\/\\0/g'); do
   mp=$(printf '%b' "$mp")

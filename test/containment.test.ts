@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cgroupMembers, detectContainment } from '../processes/cgroups';
 import { isAlive } from '../processes/process-table';
+import { hostPidOf } from './support/ns-pid';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;
@@ -30,10 +31,14 @@ async function runWithEscapee() {
   const issue = await c.issue({ title: 'contained', assigneeAgentId: agent.id });
   const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
   expect(wake.status).toBe(202);
-  const escapee = await eventually('the escapee started', async () =>
-    existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) || null : null,
-  );
-  return { c, runId: wake.body.runId as string, escapee };
+  const runId = wake.body.runId as string;
+  // the agent sees its sandbox's PID namespace: the pid it wrote is translated among the run's cgroup members
+  const escapee = await eventually('the escapee started', async () => {
+    const cgroupPath = (await runRow(h, runId)).cgroupPath;
+    const nsPid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) : 0;
+    return cgroupPath && nsPid ? hostPidOf(nsPid, cgroupMembers(cgroupPath)) : null;
+  });
+  return { c, runId, escapee };
 }
 
 test('this host contains runs by cgroup v2, and says so', () => {

@@ -34,7 +34,8 @@ const NO_CHECKPOINT = RESUMED_PRINTS_CONTEXT + 'echo up >> "$TREEWARDEN_JOURNAL_
 const CHECKPOINTS_WITH_SETSID_SURVIVOR =
   RESUMED_PRINTS_CONTEXT +
   `setsid sh -c 'trap "" TERM; sleep 600' & ` +
-  `trap 'printf "{\\"resumable\\":true}" > "$TREEWARDEN_CHECKPOINT_FILE"; exit 0' TERM; ` +
+  // it waits for its children after the checkpoint: in the sandbox, an agent that exits takes what it left with it
+  `trap 'printf "{\\"resumable\\":true}" > "$TREEWARDEN_CHECKPOINT_FILE"; wait; exit 0' TERM; ` +
   'echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait';
 
 async function family(script: string) {

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ownedProcesses } from '../processes/process-table';
+import { hostPidOf } from './support/ns-pid';
 import { REPO_ROOT } from '../testing/stack';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 
@@ -81,6 +82,9 @@ const aliveOwnedBy = async (runId: string) => {
   return ownedProcesses({ ownerToken: run.ownerToken, processGroupId: run.processGroupId });
 };
 
+/** The run's `sleep 120` processes: started once the agent's script has set everything up (its traps included). */
+const sleepsOf = async (runId: string) => (await aliveOwnedBy(runId)).filter((p) => p.command === 'sleep 120').length;
+
 describe('liveness', () => {
   test('a run with empty output that keeps calling the API is live, not silent', async () => {
     const post =
@@ -134,9 +138,12 @@ describe('liveness', () => {
 
 describe('verified stops', () => {
   test('a child that left the group with setsid and ignores SIGTERM makes the stop stop-partial, then clean after SIGKILL', async () => {
-    const { c, runId } = await startRun('setsid sh -c \'trap "" TERM; sleep 120; :\' & sleep 120');
+    // the agent waits for its children on SIGTERM: in the sandbox, an agent that exits takes what it left with it
+    const { c, runId } = await startRun(
+      'setsid sh -c \'trap "" TERM; sleep 120; :\' & trap wait TERM; sleep 120 & wait',
+    );
     await running(runId);
-    await eventually('the detached child is running', async () => (await aliveOwnedBy(runId)).length >= 3);
+    await eventually('the detached child is running', async () => (await sleepsOf(runId)) === 2);
     const stop = await h.request('POST', `/api/work/${runId}/stop`, c.token);
     expect(stop.status).toBe(200);
     expect(stop.body.kind).toBe('agent_run');
@@ -158,9 +165,12 @@ describe('verified stops', () => {
   });
 
   test('a double-forked grandchild ignoring SIGTERM is found and killed too', async () => {
-    const { c, runId } = await startRun('(sh -c \'trap "" TERM; exec sleep 120\' &) ; sleep 120');
+    // the agent is slow to wind down: in the sandbox, an agent that exits takes what it left with it
+    const { c, runId } = await startRun(
+      '(sh -c \'trap "" TERM; exec sleep 120\' &) ; trap "sleep 60" TERM; sleep 120 & wait',
+    );
     await running(runId);
-    await eventually('the grandchild is running', async () => (await aliveOwnedBy(runId)).length >= 3);
+    await eventually('the grandchild is running', async () => (await sleepsOf(runId)) === 2);
     const stop = await h.request('POST', `/api/work/${runId}/stop`, c.token);
     expect(stop.body.stop.attempts.map((a: { verdict: string }) => a.verdict)).toEqual([
       'stop-partial',
@@ -172,7 +182,7 @@ describe('verified stops', () => {
   test('a whole detached process tree dies on stop', async () => {
     const { c, runId } = await startRun("setsid sh -c 'sleep 120 & sleep 120 & wait' & sleep 120");
     await running(runId);
-    await eventually('the detached tree is running', async () => (await aliveOwnedBy(runId)).length >= 5);
+    await eventually('the detached tree is running', async () => (await sleepsOf(runId)) === 3);
     const stop = await h.request('POST', `/api/work/${runId}/stop`, c.token);
     expect(stop.body.stop).toMatchObject({ verdict: 'terminal-clean' });
     expect(await aliveOwnedBy(runId)).toEqual([]);
@@ -184,12 +194,16 @@ describe('verified stops', () => {
     await running(runId);
     const run = await runRow(h, runId);
     const ownerToken = run.ownerToken!;
-    const childPid = Number(
-      await eventually(
-        'the run wrote its child pid',
-        async () => existsSync(child) && readFileSync(child, 'utf8').trim(),
-      ),
-    );
+    // the agent sees its sandbox's PID namespace: its `$!` is the child's pid there, the last of its NSpid
+    const childPid = await eventually('the run wrote its child pid', async () => {
+      const nsPid = existsSync(child) ? Number(readFileSync(child, 'utf8').trim()) : 0;
+      return nsPid
+        ? hostPidOf(
+            nsPid,
+            (await aliveOwnedBy(runId)).map((p) => p.pid),
+          )
+        : null;
+    });
     // a process that is not the run's but carries its token on the command line
     const decoy = spawn('sh', ['-c', 'sleep 60', ownerToken], { stdio: 'ignore' });
     try {
