@@ -1,16 +1,18 @@
 /** API process: serves the HTTP surface until SIGTERM/SIGINT. */
 import { parseConfig } from '../domain/config';
+import { withSecretFiles } from '../runtime/secret-files';
 import { loadTemporalTarget } from '../temporal/connection';
 import { connectServices, createLogger, exitAfterGraceOnSignal } from '../runtime/services';
 import { buildApi } from './server';
 import { startTracing } from '../runtime/tracing';
 
 async function main() {
-  const config = parseConfig(process.env);
+  const env = withSecretFiles(process.env);
+  const config = parseConfig(env);
   const log = createLogger(config, 'treewarden-api');
   // before the app exists: Fastify's instrumentation attaches to each app as it is created
   const tracing = startTracing('treewarden-api');
-  const services = await connectServices(config, loadTemporalTarget(process.env), log);
+  const services = await connectServices(config, loadTemporalTarget(env), log);
   const app = buildApi(services, {
     healthChecks: [async () => void (await services.connection.workflowService.getSystemInfo({}))],
   });

@@ -8,10 +8,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createTreewardenClient } from '../client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
+import { SECRET_VARIABLES, withSecretFiles } from '../runtime/secret-files';
 import { configuredTemporalAddress, TemporalConfigError } from '../temporal/connection';
 import { EMBEDDED_PG_PORT_VARIABLE, startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
@@ -65,14 +66,17 @@ async function assertDevServerPortsFree(): Promise<void> {
 
 async function main() {
   // the worker and the API read the same settings (envconfig): a profile naming a server is used as it is
-  const configuredAddress = configuredTemporalAddress(process.env);
+  const given = withSecretFiles(process.env);
+  const configuredAddress = configuredTemporalAddress(given);
   if (!configuredAddress) await assertDevServerPortsFree();
   const dataDir = resolve(root, process.env.TREEWARDEN_DATA_DIR ?? '.data');
-  mkdirSync(dataDir, { recursive: true });
+  // the database's password, the tokens and the dev server's histories are in it: the service's user only
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
   process.once('SIGINT', () => void stopAll(0));
   process.once('SIGTERM', () => void stopAll(0));
 
-  let databaseUrl = process.env.DATABASE_URL;
+  let databaseUrl = given.DATABASE_URL;
   if (!databaseUrl) {
     const cluster = await startEmbeddedPostgres({
       clusterDir: join(dataDir, 'postgres'),
@@ -111,16 +115,20 @@ async function main() {
 
   const tokenFile = join(dataDir, 'admin-token');
   const adminToken =
-    process.env.TREEWARDEN_ADMIN_TOKEN ??
+    given.TREEWARDEN_ADMIN_TOKEN ??
     (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : `twa_${randomBytes(24).toString('base64url')}`);
-  if (!process.env.TREEWARDEN_ADMIN_TOKEN) writeFileSync(tokenFile, adminToken, { mode: 0o600 });
+  if (!given.TREEWARDEN_ADMIN_TOKEN) writeFileSync(tokenFile, adminToken, { mode: 0o600 });
   const port = process.env.TREEWARDEN_API_PORT ?? '8787';
   const apiUrl = `http://127.0.0.1:${port}`;
+  // secrets reach the worker and the API as files, not in environments any process of this user can read
   const env = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
+    ...withoutSecrets(process.env),
+    ...secretFiles(join(dataDir, 'secrets'), {
+      DATABASE_URL: databaseUrl,
+      TREEWARDEN_ADMIN_TOKEN: adminToken,
+      ...(given.TEMPORAL_API_KEY ? { TEMPORAL_API_KEY: given.TEMPORAL_API_KEY } : {}),
+    }),
     ...(devServerAddress ? { TEMPORAL_ADDRESS: devServerAddress } : {}),
-    TREEWARDEN_ADMIN_TOKEN: adminToken,
     // one worker on one machine: its build keeps one id across code changes, or executions pinned to the build
     // before a restart would wait for a worker that never returns (README, "Versioned rollouts")
     TREEWARDEN_BUILD_ID: process.env.TREEWARDEN_BUILD_ID ?? 'local',
@@ -155,6 +163,26 @@ async function main() {
   say(`Temporal:    ${temporalAddress}`);
   if (uiUrl) say(`Temporal UI: ${uiUrl}/namespaces/default/workflows`);
   say('ready; Ctrl-C stops everything');
+}
+
+/** Each secret written `0600` into `dir` (`0700`), named to its process by `<NAME>_FILE`. */
+function secretFiles(dir: string, secrets: Record<string, string>): Record<string, string> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const variables: Record<string, string> = {};
+  for (const [name, value] of Object.entries(secrets)) {
+    const file = join(dir, name.toLowerCase());
+    writeFileSync(file, value, { mode: 0o600 });
+    chmodSync(file, 0o600);
+    variables[`${name}_FILE`] = file;
+  }
+  return variables;
+}
+
+/** The environment without the secrets and their files: the children get them from `secretFiles`. */
+function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const rest = { ...env };
+  for (const name of SECRET_VARIABLES) (delete rest[name], delete rest[`${name}_FILE`]);
+  return rest;
 }
 
 async function waitForHealth(apiUrl: string) {

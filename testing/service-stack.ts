@@ -44,11 +44,11 @@ export async function startServiceStack(opts: {
     TREEWARDEN_API_PORT: String(apiPort),
     TREEWARDEN_WORKER_METRICS_PORT: '0',
     LOG_LEVEL: opts.logLevel ?? 'warn',
-    ...opts.env,
   };
   delete env.DATABASE_URL;
   delete env.TREEWARDEN_ADMIN_TOKEN;
   delete env.TREEWARDEN_EMBEDDED_PG_PORT;
+  Object.assign(env, opts.env);
   if (opts.databaseUrl) env.DATABASE_URL = opts.databaseUrl;
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'scripts/start.ts')], {
     cwd: REPO_ROOT,
@@ -74,7 +74,7 @@ export async function startServiceStack(opts: {
   return {
     apiUrl: `http://127.0.0.1:${apiPort}`,
     pid: child.pid!,
-    adminToken: read('admin-token'),
+    adminToken: opts.env?.TREEWARDEN_ADMIN_TOKEN ?? read('admin-token'),
     dataDir,
     embedded: embeddedPort === undefined ? undefined : { port: embeddedPort, password: read('postgres.password') },
     output: () => output.join(''),

@@ -6,6 +6,7 @@ import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig } from '../domain/config';
+import { withSecretFiles } from '../runtime/secret-files';
 import { loadTemporalTarget } from '../temporal/connection';
 import { connectWorker } from '../temporal/worker-connection';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
@@ -22,7 +23,8 @@ import { ensureRetentionSchedule } from '../retention/schedule';
 import { startTracing } from '../runtime/tracing';
 
 async function main() {
-  const config = parseConfig(process.env);
+  const env = withSecretFiles(process.env);
+  const config = parseConfig(env);
   const log = createLogger(config, 'treewarden-worker');
   const tracing = startTracing('treewarden-worker');
   // Temporal core logs go through pino too, so one stream explains everything
@@ -46,7 +48,7 @@ async function main() {
   });
   // the drain, then SIGTERM to in-flight commands and SIGKILL a stop grace later, then closing up
   exitAfterGraceOnSignal(config.TREEWARDEN_SHUTDOWN_GRACE_MS + config.TREEWARDEN_STOP_GRACE_MS + CLOSE_MARGIN_MS, log);
-  const temporal = loadTemporalTarget(process.env);
+  const temporal = loadTemporalTarget(env);
   const services = await connectServices(config, temporal, log);
   await registerSearchAttributes(services.connection, temporal.namespace, SEARCH_ATTRIBUTE_TYPES, (line) =>
     log.info(line),
