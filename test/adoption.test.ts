@@ -66,12 +66,13 @@ type Company = Awaited<ReturnType<typeof seedCompany>>;
 /**
  * An agent that says it started, waits for its gate file, says it finished and exits with `exitCode`: it cannot end
  * before the test opens the gate, so nothing depends on timing. `detachedChild`: it also starts a child in a session
- * of its own that waits for the same gate.
+ * of its own that waits for the same gate. `beforeExit`: shell it runs once the gate opens, before it says finished.
  */
-async function gatedRun(c: Company, exitCode: number, { detachedChild = false } = {}) {
+async function gatedRun(c: Company, exitCode: number, { detachedChild = false, beforeExit = '' } = {}) {
   const gate = join(dir, `gate-${randomBytes(6).toString('hex')}`);
   const child = detachedChild ? 'setsid sh -c \'while [ ! -e "$1" ]; do sleep 0.2; done\' sh "$1" & ' : '';
-  const script = `${child}echo started; while [ ! -e "$1" ]; do sleep 0.2; done; echo finished; exit ${exitCode}`;
+  const wait = 'while [ ! -e "$1" ]; do sleep 0.2; done';
+  const script = `${child}echo started; ${wait}; ${beforeExit}echo finished; exit ${exitCode}`;
   const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script, 'sh', gate] });
   const issue = await c.issue({ title: `gated, exits ${exitCode}`, assigneeAgentId: agent.id });
   const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
@@ -112,6 +113,13 @@ async function activityTypes(runId: string, event: 'scheduled' | 'started') {
     return started ? [typeOf.get(String(started.scheduledEventId))!] : [];
   });
 }
+
+/** Pending: an activity's start is written to the history only when it ends, so the pending one is asked. */
+const adoptedBy = (runId: string, worker: HostWorker) =>
+  eventually(
+    `run ${runId} adopted by worker ${worker.identity}`,
+    async () => (await workerRunning(h.services.client, workflowId.agentRun(runId), 'adoptRun')) === worker.identity,
+  );
 
 const settledRun = (runId: string) =>
   eventually(
@@ -192,12 +200,7 @@ describe('a worker killed with SIGKILL', () => {
     expect(processesOwnedBy(run.ownerToken).length).toBeGreaterThanOrEqual(2);
 
     worker = await startWorker(host);
-    // pending: an activity's start is written to the history only when it ends
-    await eventually(
-      'adopted by the returning worker',
-      async () =>
-        (await workerRunning(h.services.client, workflowId.agentRun(run.runId), 'adoptRun')) === worker.identity,
-    );
+    await adoptedBy(run.runId, worker);
     run.openGate();
     expect(await settledRun(run.runId)).toMatchObject({ status: 'succeeded', exitCode: 0, stopResult: null });
     const terminal = await h.services.db.activityLog.findMany({
@@ -205,6 +208,25 @@ describe('a worker killed with SIGKILL', () => {
     });
     expect(terminal.map((e) => e.action)).toEqual(['run.succeeded']);
     await Promise.all([host.stopWorker(worker), other.stopWorker(bystander)]);
+  });
+
+  test('an agent that records a success for itself before it fails is adopted and settles with its real exit', async () => {
+    const [host] = hosts;
+    const c = await seedCompany(h, 'Forged exit status');
+    // where its start shell records the status, and where it did before the sandbox: both are the supervisor's
+    const forge = ['.supervisor/exit-status', 'exit-status']
+      .map((file) => `echo 0 > "$(dirname "$TREEWARDEN_JOURNAL_FILE")/${file}" && echo "forged ${file}"; `)
+      .join('');
+    let worker = await startWorker(host);
+    const run = await gatedRun(c, 3, { beforeExit: forge });
+    await host.killWorker(worker);
+    worker = await startWorker(host);
+    await adoptedBy(run.runId, worker);
+    run.openGate();
+    expect(await settledRun(run.runId)).toMatchObject({ status: 'failed', exitCode: 3 });
+    expect(readOutput(run.runId)).not.toContain('forged .supervisor/exit-status');
+    expect(readFileSync(runFiles(run.runId, null).exitStatus, 'utf8').trim()).toBe('3');
+    await host.stopWorker(worker);
   });
 
   test('a stop requested while the run waits for adoption is verified once the host is back, never clean before', async () => {

@@ -64,7 +64,8 @@ async function startWorker(host: SimulatedHost, env: Record<string, string> = {}
 }
 
 /** An agent that leaves its group and ignores SIGTERM, beside one that stays (testing-like-users §3). */
-const STUBBORN_AGENT = 'setsid sh -c \'trap "" TERM; sleep 600\' & sleep 600';
+// on SIGTERM it waits for its children: in the sandbox, an agent that exits takes what it left with it
+const STUBBORN_AGENT = 'setsid sh -c \'trap "" TERM; sleep 600\' & trap wait TERM; sleep 600 & wait';
 
 /**
  * A run whose agent really runs. `preparing`: blocked in its prepare step (a `sleep`, the first time
@@ -94,7 +95,8 @@ async function liveRun(c: Company, title: string, options: { parentId?: string; 
     `run ${title} has its processes`,
     async () => {
       const row = await runRow(h, runId);
-      return row.ownerToken && processesOwnedBy(row.ownerToken).length >= (preparing ? 2 : 3) ? row : null;
+      const sleeping = row.ownerToken ? processesOwnedBy(row.ownerToken).filter((p) => p.command === 'sleep 600') : [];
+      return sleeping.length === (preparing ? 1 : 2) ? row : null;
     },
     SETTLE_MS,
   );

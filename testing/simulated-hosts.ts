@@ -149,10 +149,13 @@ export async function simulatedHost(name: string): Promise<SimulatedHost> {
   return host;
 }
 
-/** Ground truth from the root namespace: live processes carrying this owner token, with their pid inside their host. */
-export function processesOwnedBy(ownerToken: string): { pid: number; pidOnHost: number }[] {
+/**
+ * Ground truth from the root namespace: live processes carrying this owner token, with their pid inside their host
+ * (the namespace level below this machine's: an agent's sandbox nests a PID namespace of its own below the host's).
+ */
+export function processesOwnedBy(ownerToken: string): { pid: number; pidOnHost: number; command: string }[] {
   const needle = `TREEWARDEN_OWNER_TOKEN=${ownerToken}`;
-  const found: { pid: number; pidOnHost: number }[] = [];
+  const found: { pid: number; pidOnHost: number; command: string }[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -160,7 +163,8 @@ export function processesOwnedBy(ownerToken: string): { pid: number; pidOnHost: 
       if (/^State:\s+[ZX]/m.test(status)) continue;
       if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(needle)) continue;
       const nspid = /^NSpid:\s+(.+)$/m.exec(status)![1].trim().split(/\s+/).map(Number);
-      found.push({ pid: Number(entry), pidOnHost: nspid[nspid.length - 1] });
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+      found.push({ pid: Number(entry), pidOnHost: nspid[Math.min(1, nspid.length - 1)], command });
     } catch {
       // exited while we looked
     }
