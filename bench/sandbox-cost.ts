@@ -74,6 +74,7 @@ async function main() {
     ]),
   );
   process.stdout.write(`${JSON.stringify({ rounds, ...summary }, null, 2)}\n`);
+  process.exit(0);
 }
 
 void main();

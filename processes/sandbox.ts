@@ -179,16 +179,27 @@ while [ "$1" != "--" ]; do hidden="$hidden
 $1"; shift; done
 shift
 fail() { echo "treewarden sandbox: $*" >&2; exit 125; }
+covered() {
+  IFS='
+'
+  for p in $hidden; do case "$1" in "$p" | "$p"/*) unset IFS; return 0 ;; esac; done
+  unset IFS; return 1
+}
 exec 3<"$run_dir" 4<"$workspace" 5<"$gate_dir"
 ip link set lo up || fail "cannot bring up the loopback interface"
 # the API may be on a port below 1024, which the init serves with no capability
 echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start || fail "cannot open the low ports of the loopback"
 for p in /tmp /var/tmp; do if [ -d "$p" ]; then mount --bind "$p" "$p"; fi; done
-for mp in $(cut -d' ' -f5 /proc/self/mountinfo | sed 's/\\/\\0/g'); do
-  mp=$(printf '%b' "$mp")
+# every writable mount read-only, but those kept writable and those a hidden path covers anyway
+while read -r _ _ _ _ mp options _; do
+  case "$options" in ro|ro,*) continue ;; esac
+  case "$mp" in *\\*) mp=$(printf '%b' "$(echo "$mp" | sed 's/\\/\\0/g')") ;; esac
   case "$mp" in /proc|/proc/*|/dev|/dev/*|/tmp|/var/tmp) continue ;; esac
+  if covered "$mp"; then continue; fi
   mount -o remount,bind,ro "$mp" 2>/dev/null || fail "cannot make $mp read-only"
-done
+done <<EOF
+$(cat /proc/self/mountinfo)
+EOF
 mount -t tmpfs -o mode=0755,size=64k tmpfs "$runs_root"
 mkdir -p "$run_dir" "$gate_dir" "$workspace"
 mount --no-canonicalize --bind /proc/self/fd/3 "$run_dir"
