@@ -13,6 +13,14 @@ type ConnectCallback = (
 ) => void;
 
 export class PatientPool extends pg.Pool {
+  constructor(config: pg.PoolConfig) {
+    super(config);
+    // The server may end a connection while it is checked out with no statement in flight (a fault, an operator's
+    // pg_terminate_backend): node-postgres then emits 'error' on the client, and with no listener that ends the
+    // process. Its next statement fails with the cause, the caller retries, and the pool drops the broken client.
+    this.on('connect', (client) => client.on('error', () => undefined));
+  }
+
   // pg's own pool.query() acquires through connect(callback), so both styles wait patiently
   override connect(): Promise<pg.PoolClient>;
   override connect(callback: ConnectCallback): void;
