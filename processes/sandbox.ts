@@ -9,7 +9,7 @@
  *   every other run's folder are covered by empty read-only mounts; the records treewarden trusts (the exit status)
  *   sit under an empty read-only mount in the run's folder. The mounts are locked: nothing inside can undo them;
  * - a network namespace with only its own loopback: the service's internal ports (Temporal frontend, PostgreSQL,
- *   metrics) do not exist there. The sandbox's init (`sandbox-init.cjs`) serves the treewarden API and an HTTP proxy
+ *   metrics) do not exist there. The sandbox's init (`sandbox-init.pl`) serves the treewarden API and an HTTP proxy
  *   on that loopback, relayed through Unix sockets to the worker's gate (`sandbox-gate.ts`), which lets the proxy
  *   reach the outside network and nothing on this host.
  */
@@ -31,7 +31,7 @@ export class SandboxUnavailableError extends Error {
   override readonly name = 'SandboxUnavailableError';
 }
 
-const TOOLS = ['unshare', 'setpriv', 'ip', 'mount'] as const;
+const TOOLS = ['unshare', 'setpriv', 'ip', 'mount', 'perl'] as const;
 
 /** Whether this host can build the sandbox: its tools, and a user namespace with PID, mount and network. */
 export function detectSandbox(setting: 'on' | 'off', hidden: string[]): Sandbox {
@@ -41,14 +41,18 @@ export function detectSandbox(setting: 'on' | 'off', hidden: string[]): Sandbox 
       reason: 'TREEWARDEN_SANDBOX=off: agents run unconfined (the risk accepted)',
       accepted: true,
     };
-  const probe = spawnSync('unshare', [...UNSHARE_ARGS, 'sh', '-c', 'ip link set lo up && setpriv --version'], {
-    encoding: 'utf8',
-    timeout: 10_000,
-  });
+  const probe = spawnSync(
+    'unshare',
+    [...UNSHARE_ARGS, 'sh', '-c', `ip link set lo up && setpriv --version && ${PERL_PROBE}`],
+    {
+      encoding: 'utf8',
+      timeout: 10_000,
+    },
+  );
   if (probe.error || probe.status !== 0) {
     const missing = TOOLS.filter((tool) => !onPath(tool));
     const why = missing.length
-      ? `missing ${missing.join(', ')} (util-linux, iproute2)`
+      ? `missing ${missing.join(', ')} (util-linux, iproute2, perl-base)`
       : (probe.stderr || String(probe.error)).trim().split('\n')[0];
     return { kind: 'none', reason: `this host cannot build the agent sandbox: ${why}`, accepted: false };
   }
@@ -122,7 +126,7 @@ export function sandboxedCommand(
       sandboxGateDir(),
       ...sandbox.hidden,
       '--',
-      process.execPath,
+      'perl',
       INIT_SCRIPT,
       sandboxGateDir(),
       String(apiPortOf(new URL(place.apiUrl))),
@@ -152,7 +156,9 @@ export const apiPortOf = (api: URL): number => Number(api.port || (api.protocol 
 
 const isWithin = (inner: string, outer: string) => inner === outer || inner.startsWith(outer + sep);
 
-const INIT_SCRIPT = join(dirname(__filename), 'sandbox-init.cjs');
+const INIT_SCRIPT = join(dirname(__filename), 'sandbox-init.pl');
+/** the init's modules, all in perl-base */
+const PERL_PROBE = 'perl -MIO::Select -MIO::Socket::INET -MIO::Socket::UNIX -MPOSIX -e 1';
 
 const UNSHARE_ARGS = [
   '--user',
@@ -218,7 +224,7 @@ for p in $hidden; do
   elif [ -e "$p" ]; then mount --bind /dev/null "$p" || fail "cannot hide $p"; fi
 done
 unset IFS
-mount -o remount,ro "$runs_root"
+mount -o remount,bind,ro "$runs_root"
 cd "$workspace"
 exec 3<&- 4<&- 5<&-
 exec setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`;

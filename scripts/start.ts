@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { createTreewardenClient } from '../client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { SECRET_VARIABLES, withSecretFiles } from '../runtime/secret-files';
+import { detectSandbox } from '../processes/sandbox';
 import { configuredTemporalAddress, TemporalConfigError } from '../temporal/connection';
 import { EMBEDDED_PG_PORT_VARIABLE, startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
@@ -161,6 +162,7 @@ async function main() {
   say(`Console:     ${apiUrl}/ui   (sign in with a board token; the demo's is in ${join(dataDir, 'demo.json')})`);
   say(`API docs:    ${apiUrl}/api/docs   (OpenAPI document: ${apiUrl}/api/openapi.json)`);
   say(`Temporal:    ${temporalAddress}`);
+  say(`Agents:      ${sandboxLine(given)}`);
   if (uiUrl) say(`Temporal UI: ${uiUrl}/namespaces/default/workflows`);
   say('ready; Ctrl-C stops everything');
 }
@@ -183,6 +185,13 @@ function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const rest = { ...env };
   for (const name of SECRET_VARIABLES) (delete rest[name], delete rest[`${name}_FILE`]);
   return rest;
+}
+
+/** How the worker will confine agents, said as it will see it (README, "What an agent can reach"). */
+function sandboxLine(env: NodeJS.ProcessEnv): string {
+  const sandbox = detectSandbox(env.TREEWARDEN_SANDBOX === 'off' ? 'off' : 'on', []);
+  if (sandbox.kind === 'namespaces') return 'each run in its own sandbox (user, PID, mount and network namespaces)';
+  return sandbox.accepted ? `UNCONFINED: ${sandbox.reason}` : `REFUSED: ${sandbox.reason}`;
 }
 
 async function waitForHealth(apiUrl: string) {

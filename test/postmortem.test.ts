@@ -82,9 +82,10 @@ test('a scripted tree gives the expected postmortem, through the API and on /met
     'the monitor stopped with its owner',
     async () => (await h.services.db.job.findUniqueOrThrow({ where: { id: monitorId } })).status === 'stopped',
   );
-  // a child that left the group and ignores SIGTERM: the stop is stop-partial
+  // a child that left the group and ignores SIGTERM: the stop is stop-partial. The agent waits for its children on
+  // SIGTERM (in the sandbox, an agent that exits takes what it left with it); the journal says both traps are set
   const partial = await runOnce(
-    `setsid sh -c 'trap "" TERM; echo x; sleep 600' & echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait`,
+    `trap wait TERM; setsid sh -c 'trap "" TERM; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600' & sleep 600 & wait`,
     { stop: stopWhenRunning },
   );
   const partialFinding = await eventually('the stop-partial finding', () =>

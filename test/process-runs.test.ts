@@ -3,7 +3,12 @@
  * ends succeeded or failed by exit code, its token works while it runs and dies with it, and a wake is
  * idempotent on its key.
  */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { REPO_ROOT } from '../testing/stack';
+import { runFiles } from '../runs/run-files';
 
 let h: Harness;
 beforeAll(async () => {
@@ -72,6 +77,23 @@ test('a run can call back with its token while it runs; the token dies with the 
   const staleToken = readFileSync(out, 'utf8').trim();
   const after = await h.request('GET', `/api/issues/${issue.id}`, staleToken);
   expect(after.status).toBe(401);
+});
+
+test('in its sandbox, an agent edits its cwd workspace by relative paths, and nothing outside it or /tmp', async () => {
+  const c = await seedCompany(h);
+  const workspace = mkdtempSync(join(tmpdir(), 'tw-workspace-'));
+  writeFileSync(join(workspace, 'README'), 'before\n');
+  const outside = join(REPO_ROOT, `.sandbox-probe-${Date.now()}`);
+  const script = `echo after >> README && mkdir -p src && echo made > src/new.txt; touch "$1"`;
+  const agent = await c.agent({ type: 'process', command: 'sh', args: ['-c', script, 'sh', outside], cwd: workspace });
+  const issue = await c.issue({ title: 'edit the workspace', assigneeAgentId: agent.id });
+  const run = await wakeAndSettle(c.token, issue.id);
+  expect(run).toMatchObject({ status: 'failed', exitCode: 1 }); // the last command, outside the workspace, failed
+  expect(readFileSync(join(workspace, 'README'), 'utf8')).toBe('before\nafter\n');
+  expect(readFileSync(join(workspace, 'src', 'new.txt'), 'utf8')).toBe('made\n');
+  expect(existsSync(outside)).toBe(false);
+  expect(readFileSync(runFiles(run.id, null).output, 'utf8')).toContain('Read-only file system');
+  rmSync(workspace, { recursive: true, force: true });
 });
 
 test('a wake is idempotent on its key', async () => {
