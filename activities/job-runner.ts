@@ -8,7 +8,7 @@ import { runEnvironment } from '../domain/run-env';
 import type { Deps } from '../runtime/deps';
 import { createWorkCgroup, removeCgroup } from '../processes/cgroups';
 import { assertOwningHost } from '../processes/host-stops';
-import { runFiles } from '../runs/run-files';
+import { runFiles, sandboxGateDir } from '../runs/run-files';
 import { verifiedStop, type StopResult } from '../processes/process-table';
 import { runSupervised } from './supervised-process';
 
@@ -40,7 +40,13 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
     args: job.args as string[],
     cwd,
     sandbox: deps.sandbox,
-    place: { runDir: files.runDir, records: files.records, workspace: cwd, apiUrl: apiUrlOf(deps.config) },
+    place: {
+      runDir: files.runDir,
+      records: files.records,
+      workspace: cwd,
+      apiUrl: apiUrlOf(deps.config),
+      gateDir: sandboxGateDir(deps.config.TREEWARDEN_TASK_QUEUE),
+    },
     env: runEnvironment(
       process.env,
       deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH,

@@ -17,7 +17,7 @@ import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../runtime/deps';
 import { capsuleFor } from '../runs/capsule';
 import { assertOwningHost } from '../processes/host-stops';
-import { readSmallRunFile, runFiles, type RunFiles } from '../runs/run-files';
+import { readSmallRunFile, runFiles, sandboxGateDir, type RunFiles } from '../runs/run-files';
 import { createWorkCgroup, removeCgroup } from '../processes/cgroups';
 import { capOutputFile } from '../runs/output-file';
 import { enterAdapter, requestStop, type RunOutcome } from '../runs/runs';
@@ -73,7 +73,13 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       env,
       cwd,
       sandbox: deps.sandbox,
-      place: { runDir: files.runDir, records: files.records, workspace: cwd, apiUrl: apiUrlOf(deps.config) },
+      place: {
+        runDir: files.runDir,
+        records: files.records,
+        workspace: cwd,
+        apiUrl: apiUrlOf(deps.config),
+        gateDir: sandboxGateDir(deps.config.TREEWARDEN_TASK_QUEUE),
+      },
       ownerToken,
       cgroupPath,
       outputFile: files.output,

@@ -25,6 +25,7 @@ async function once(sandboxed: boolean): Promise<{ start: number; stop: number }
     records: files.records,
     workspace: files.runDir,
     apiUrl: 'http://127.0.0.1:8787',
+    gateDir: sandboxGateDir('sandbox-cost'),
   };
   const inner = sandboxed
     ? sandboxedCommand(sandbox, place, AGENT[0], [...AGENT[1]])
@@ -56,7 +57,7 @@ function spread(values: number[]): { medianMs: number; p90Ms: number } {
 
 async function main() {
   const rounds = Number(process.argv[2] ?? 30);
-  const gate = await startSandboxGate(sandboxGateDir(), () => 'http://127.0.0.1:8787');
+  const gate = await startSandboxGate(sandboxGateDir('sandbox-cost'), () => 'http://127.0.0.1:8787');
   const samples = {
     unsandboxed: [] as { start: number; stop: number }[],
     sandboxed: [] as { start: number; stop: number }[],

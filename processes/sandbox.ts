@@ -17,7 +17,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
-import { runFilesRoot, sandboxGateDir } from '../runs/run-files';
+import { runFilesRoot } from '../runs/run-files';
 
 export type Sandbox =
   | { kind: 'namespaces'; hidden: string[] }
@@ -97,6 +97,8 @@ export interface SandboxPlace {
   workspace: string;
   /** the treewarden API as the worker reaches it; inside, the same port on the sandbox's loopback */
   apiUrl: string;
+  /** the gate sockets of the worker's task queue (runs/run-files.ts `sandboxGateDir`) */
+  gateDir: string;
 }
 
 /** The command line that runs `command` in a sandbox at `place` (the start shell of cgroups.ts runs it). */
@@ -123,12 +125,12 @@ export function sandboxedCommand(
       place.workspace,
       place.records,
       runFilesRoot(),
-      sandboxGateDir(),
+      place.gateDir,
       ...sandbox.hidden,
       '--',
       'perl',
       INIT_SCRIPT,
-      sandboxGateDir(),
+      place.gateDir,
       String(apiPortOf(new URL(place.apiUrl))),
       String(SANDBOX_PROXY_PORT),
       command,

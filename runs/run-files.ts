@@ -31,8 +31,12 @@ export interface RunFiles {
 /** every run's folder is a directory here named by its run id; retention (retention/) removes finished ones */
 export const runFilesRoot = (): string => join(tmpdir(), 'treewarden-runs');
 
-/** the worker's gate sockets (processes/sandbox-gate.ts), which every sandbox of the host sees */
-export const sandboxGateDir = (): string => join(runFilesRoot(), '.gate');
+/**
+ * The gate sockets (processes/sandbox-gate.ts) of the workers of one task queue on this host: a sandbox reaches its own
+ * service's API through them, never another stack's that shares the host
+ */
+export const sandboxGateDir = (taskQueue: string): string =>
+  join(runFilesRoot(), '.gate', encodeURIComponent(taskQueue));
 
 export function runFiles(runId: string, workdir: string | null): RunFiles {
   const runDir = join(runFilesRoot(), runId);

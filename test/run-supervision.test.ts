@@ -15,8 +15,10 @@ let h: Harness;
 beforeAll(async () => {
   h = await startHarness({
     TREEWARDEN_SUPERVISE_EVERY_MS: '200',
-    TREEWARDEN_SILENT_SUSPICIOUS_MS: '1500',
-    TREEWARDEN_SILENT_CRITICAL_MS: '3000',
+    // wide enough that a loaded host's pause between a live agent's API calls (each through its sandbox's relay)
+    // never looks like silence; a silent run still turns critical in seconds
+    TREEWARDEN_SILENT_SUSPICIOUS_MS: '3000',
+    TREEWARDEN_SILENT_CRITICAL_MS: '6000',
     TREEWARDEN_SILENT_CONTINUE_REARM_MS: '2000',
     TREEWARDEN_STOP_GRACE_MS: '1000',
   });
@@ -91,7 +93,7 @@ describe('liveness', () => {
       'curl -sf -X POST -H "authorization: Bearer $TREEWARDEN_RUN_TOKEN" -H "content-type: application/json" -d \'{"body":"working"}\' "$TREEWARDEN_API_URL/api/issues/$TREEWARDEN_ISSUE_ID/comments" > /dev/null';
     const { c, runId } = await startRun(`for i in $(seq 40); do ${post}; sleep 0.25; done`);
     await running(runId);
-    await gradedAfter(runId, 3500); // past the critical threshold
+    await gradedAfter(runId, 6500); // past the critical threshold
     await supervisionTicks(runId, 1); // and that tick's findings are written
     const view = await inspect(c, runId);
     expect(statSync(view.output.path).size).toBe(0); // nothing was ever written to the output
@@ -104,7 +106,7 @@ describe('liveness', () => {
       'for i in $(seq 40); do echo step >> "$TREEWARDEN_JOURNAL_FILE"; sleep 0.25; done',
     );
     await running(runId);
-    await gradedAfter(runId, 3500);
+    await gradedAfter(runId, 6500);
     await supervisionTicks(runId, 1);
     const view = await inspect(c, runId);
     expect(view.verdict).toBe('live-running');

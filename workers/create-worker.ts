@@ -108,7 +108,9 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
       // this worker polls
       // the host's sandboxes reach the API and the outside network through it (processes/sandbox-gate.ts)
       const gate =
-        deps.sandbox.kind === 'namespaces' ? await startSandboxGate(sandboxGateDir(), () => apiUrlOf(config)) : null;
+        deps.sandbox.kind === 'namespaces'
+          ? await startSandboxGate(sandboxGateDir(config.TREEWARDEN_TASK_QUEUE), () => apiUrlOf(config))
+          : null;
       const dispatchers = [
         startDeliveryDispatcher(deps, config.TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS),
         startChangeDispatcher(deps, config.TREEWARDEN_CHANGE_DISPATCH_RETRY_MS),

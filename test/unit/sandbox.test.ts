@@ -58,7 +58,7 @@ test('the data folder, the secrets read from files, Temporal configuration and t
 
 test('a workspace inside a hidden path is refused, naming both', () => {
   const sandbox = { kind: 'namespaces' as const, hidden: ['/var/lib/tw'] };
-  const place = { runDir: '/tmp/r', records: '/tmp/r/.supervisor', apiUrl: 'http://127.0.0.1:1' };
+  const place = { runDir: '/tmp/r', records: '/tmp/r/.supervisor', apiUrl: 'http://127.0.0.1:1', gateDir: '/tmp/g' };
   expect(() => sandboxedCommand(sandbox, { ...place, workspace: '/var/lib/tw/ws' }, 'sh', [])).toThrow(
     /the workspace \/var\/lib\/tw\/ws is inside \/var\/lib\/tw/,
   );
