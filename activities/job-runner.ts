@@ -3,14 +3,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { adapterSchema } from '../domain/adapter';
-import { apiUrlOf } from '../domain/config';
 import { runEnvironment } from '../domain/run-env';
 import type { Deps } from '../runtime/deps';
 import { createWorkCgroup, removeCgroup } from '../processes/cgroups';
 import { assertOwningHost } from '../processes/host-stops';
-import { runFiles, sandboxGateDir } from '../runs/run-files';
+import { runFiles } from '../runs/run-files';
 import { verifiedStop, type StopResult } from '../processes/process-table';
-import { runSupervised } from './supervised-process';
+import { runSupervised, sandboxPlace } from './supervised-process';
 
 export async function executeJob(deps: Deps, jobId: string): Promise<number> {
   const job = await deps.db.job.findUniqueOrThrow({
@@ -40,13 +39,7 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
     args: job.args as string[],
     cwd,
     sandbox: deps.sandbox,
-    place: {
-      runDir: files.runDir,
-      records: files.records,
-      workspace: cwd,
-      apiUrl: apiUrlOf(deps.config),
-      gateDir: sandboxGateDir(deps.config.TREEWARDEN_TASK_QUEUE),
-    },
+    place: sandboxPlace(deps.config, files, cwd),
     env: runEnvironment(
       process.env,
       deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH,

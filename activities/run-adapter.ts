@@ -17,13 +17,13 @@ import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../runtime/deps';
 import { capsuleFor } from '../runs/capsule';
 import { assertOwningHost } from '../processes/host-stops';
-import { readSmallRunFile, runFiles, sandboxGateDir, type RunFiles } from '../runs/run-files';
+import { readSmallRunFile, runFiles, type RunFiles } from '../runs/run-files';
 import { createWorkCgroup, removeCgroup } from '../processes/cgroups';
 import { capOutputFile } from '../runs/output-file';
 import { enterAdapter, requestStop, type RunOutcome } from '../runs/runs';
 import { recordStopResult, superviseTick, type CpuSample } from '../runs/supervision';
 import { cpuTicksOf, verifiedStop, type StopResult } from '../processes/process-table';
-import { isLetGo, outputTail, runSupervised, type Supervision } from './supervised-process';
+import { isLetGo, outputTail, runSupervised, sandboxPlace, type Supervision } from './supervised-process';
 
 export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome> {
   const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, include: { agent: true } });
@@ -73,13 +73,7 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       env,
       cwd,
       sandbox: deps.sandbox,
-      place: {
-        runDir: files.runDir,
-        records: files.records,
-        workspace: cwd,
-        apiUrl: apiUrlOf(deps.config),
-        gateDir: sandboxGateDir(deps.config.TREEWARDEN_TASK_QUEUE),
-      },
+      place: sandboxPlace(deps.config, files, cwd),
       ownerToken,
       cgroupPath,
       outputFile: files.output,

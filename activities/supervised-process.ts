@@ -19,6 +19,8 @@ import {
   type SandboxPlace,
 } from '../processes/sandbox';
 import { readFileTail } from '../runs/output-file';
+import { sandboxGateDir, type RunFiles } from '../runs/run-files';
+import { apiUrlOf, type Config } from '../domain/config';
 import { OWNER_TOKEN_ENV, ownedProcesses, processStartTime, signalAll } from '../processes/process-table';
 
 const HEARTBEAT_EVERY_MS = 1_000;
@@ -54,6 +56,19 @@ export interface SupervisedCommand extends Supervision {
   /** records the group and its start time before the wait, so a stop (or an adoption) can always find it */
   onSpawn(pgid: number, startTime: string | null): Promise<void>;
 }
+
+/** Where a run's or job's command lives in its sandbox: its folder, its workspace, its service's API and gate. */
+export const sandboxPlace = (
+  config: Pick<Config, 'TREEWARDEN_API_URL' | 'TREEWARDEN_API_PORT' | 'TREEWARDEN_TASK_QUEUE'>,
+  files: Pick<RunFiles, 'runDir' | 'records'>,
+  workspace: string,
+): SandboxPlace => ({
+  runDir: files.runDir,
+  records: files.records,
+  workspace,
+  apiUrl: apiUrlOf(config),
+  gateDir: sandboxGateDir(config.TREEWARDEN_TASK_QUEUE),
+});
 
 /** True when a cancellation only means this worker lets go of the command, not that anyone asked to stop it. */
 export const isLetGo = (reason: unknown): boolean =>
