@@ -79,7 +79,6 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   const ctx = Context.current();
   // a stop that landed before the spawn must not start the command at all
   if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-
   // behind the start shell, a missing command would be an exit code of the agent's: refuse it as spawn would
   assertExecutable(cmd.command, cmd.cwd, cmd.env.PATH ?? '');
   mkdirSync(cmd.place.records, { recursive: true });

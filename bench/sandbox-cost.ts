@@ -15,11 +15,13 @@ import { runFiles, sandboxGateDir } from '../runs/run-files';
 
 const AGENT = ['sh', ['-c', 'echo first; trap "exit 0" TERM; sleep 600 & wait']] as const;
 
+/** this host's sandbox, probed once (a probe is a namespace of its own, not part of any start) */
+const sandbox = detectSandbox('on', []);
+
 async function once(sandboxed: boolean): Promise<{ start: number; stop: number }> {
+  if (sandbox.kind !== 'namespaces') throw new Error(sandbox.reason);
   const files = runFiles(randomUUID(), null);
   mkdirSync(files.records, { recursive: true });
-  const sandbox = detectSandbox('on', []);
-  if (sandbox.kind !== 'namespaces') throw new Error(sandbox.reason);
   const place = {
     runDir: files.runDir,
     records: files.records,

@@ -25,7 +25,7 @@ export type Sandbox =
   | { kind: 'none'; reason: string; accepted: boolean };
 
 /** what the sandbox's loopback serves, and the environment that tells an agent so */
-export const SANDBOX_PROXY_PORT = 3128;
+const SANDBOX_PROXY_PORT = 3128;
 
 export class SandboxUnavailableError extends Error {
   override readonly name = 'SandboxUnavailableError';
