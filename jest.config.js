@@ -11,6 +11,8 @@ module.exports = {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testTimeout: 120_000, // workflow bundling + Worker start take seconds
   maxWorkers: 1, // 2-core box: serial is faster and stable
+  // the run's wall time and its 15 slowest files, on screen and in .tmp/test-times.txt (CONTRIBUTING: the budget)
+  reporters: ['default', '<rootDir>/testing/slowest-files-reporter.cjs'],
   globalSetup: '<rootDir>/testing/global-setup.ts', // one temporal dev server + PG template for the whole run
   globalTeardown: '<rootDir>/testing/global-teardown.ts',
   setupFilesAfterEnv: ['<rootDir>/testing/runtime.ts'],

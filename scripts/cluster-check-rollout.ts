@@ -7,6 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { createTreewardenClient } from '../client';
@@ -30,14 +31,17 @@ interface RolloutSetup {
 export async function rolloutScenario(setup: RolloutSetup): Promise<void> {
   const connection = await connectClient(setup.temporal);
   const client = new Client({ connection, namespace: setup.temporal.namespace });
+  // The agent's gate sits outside the data folder (TREEWARDEN_DATA_DIR): the agent's sandbox hides that folder.
+  const gateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-rollout-gate-'));
   try {
-    await rollout(setup, client);
+    await rollout(setup, client, gateDir);
   } finally {
     await connection.close();
+    fs.rmSync(gateDir, { recursive: true, force: true });
   }
 }
 
-async function rollout(setup: RolloutSetup, client: Client) {
+async function rollout(setup: RolloutSetup, client: Client, gateDir: string) {
   const deployment = setup.env.TREEWARDEN_DEPLOYMENT_NAME || 'treewarden';
   const build1 = (await rolloutStatus(client, deployment)).currentBuildId!;
   const admin = createTreewardenClient({ baseUrl: setup.apiUrl, token: setup.adminToken });
@@ -45,7 +49,7 @@ async function rollout(setup: RolloutSetup, client: Client) {
   const board = createTreewardenClient({ baseUrl: setup.apiUrl, token: company.boardToken });
 
   // on build 1: an agent that runs until the check opens its gate, and a watchdog that has woken for one stop
-  const gate = path.join(setup.dir, 'rollout-gate');
+  const gate = path.join(gateDir, 'open');
   const gated = await board.createAgent(company.id, {
     name: 'long-agent',
     adapter: { type: 'process', command: 'sh', args: ['-c', `while [ ! -e ${gate} ]; do sleep 0.2; done`] },

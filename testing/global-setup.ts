@@ -5,15 +5,19 @@
  *     treewarden's search attributes and `limit.historyCount.suggestContinueAsNew=200` (so continue-as-new is
  *     exercised by tests),
  *   - headless Chromium for the browser tests (inflated from the `@sparticuz/chromium` npm package on first use),
- *   - a migrated PostgreSQL template database `tw_test_tpl_<pid>_<random>` that freshDatabase() clones.
+ *   - a migrated PostgreSQL template database `tw_test_tpl_<pid>_<random>` that freshDatabase() clones,
+ *   - the workflow bundle, built once (`.tmp/workflow-bundle-<run>.js`) instead of once per test file.
  * Runs in the jest main process; globalTeardown (same process) reads the state from globalThis.
  */
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
+import { bundleWorkflows } from '../workers/workflow-code';
 import { ensureChromium } from '../scripts/provision/chromium';
 import { startDevServer, type DevServer } from '../scripts/provision/temporal-dev-server';
 import { log, reapStaleRuns, teardownStack } from './reap';
-import { publishStack, stackFilePath, dbTrackFile, type StackInfo } from './stack';
+import { publishStack, stackFilePath, dbTrackFile, QUIET_BUNDLER_LOG, TMP_DIR, type StackInfo } from './stack';
 
 export default async function globalSetup(): Promise<void> {
   const t0 = Date.now();
@@ -50,6 +54,11 @@ export default async function globalSetup(): Promise<void> {
     globalThis.__TREEWARDEN_TEST_STACK__ = { info, stackFile, server };
     publishStack(info, stackFile);
     await ensureChromium(log);
+    const t2 = Date.now();
+    info.workflowBundleFile = path.join(TMP_DIR, `workflow-bundle-${runId}.js`);
+    fs.writeFileSync(info.workflowBundleFile, (await bundleWorkflows(QUIET_BUNDLER_LOG)).code);
+    publishStack(info, stackFile);
+    log(`workflow bundle ${info.workflowBundleFile} (${((Date.now() - t2) / 1000).toFixed(1)} s)`);
 
     // ---- PostgreSQL (scripts/provision/postgres.ts, owned by the Prisma toolchain) ----
     if (process.env.TREEWARDEN_TEST_NO_PG === '1') {

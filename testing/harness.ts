@@ -3,6 +3,7 @@
  * PostgreSQL database: worker, API (driven with fastify's inject) and helpers.
  */
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NativeConnection, type WorkflowBundle } from '@temporalio/worker';
 import { bundleWorkflows } from '../workers/workflow-code';
@@ -13,14 +14,17 @@ import { isTerminalRunStatus } from '../domain/statuses';
 import { createWorker, type TreewardenWorker } from '../workers/create-worker';
 import { connectServices, type Services } from '../runtime/services';
 import { loadTemporalTarget } from '../temporal/connection';
-import { freshDatabase, testStack } from './stack';
+import { freshDatabase, QUIET_BUNDLER_LOG, sharedWorkflowBundleFile, testStack } from './stack';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
 let bundle: Promise<WorkflowBundle> | undefined;
-/** Bundled once per test file: bundling takes seconds. */
+/** The run's bundle (built once by global-setup.ts), else bundled once per test file: bundling takes seconds. */
 export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflows({ log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error });
+  const shared = sharedWorkflowBundleFile();
+  bundle ??= shared
+    ? fs.promises.readFile(shared, 'utf8').then((code) => ({ code }))
+    : bundleWorkflows(QUIET_BUNDLER_LOG);
   return bundle;
 }
 

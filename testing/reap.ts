@@ -62,6 +62,7 @@ export async function teardownStack(state: GlobalStackState, log: Log): Promise<
     state.server ? state.server.stop() : Promise.resolve(),
   ]);
   fs.rmSync(state.stackFile, { force: true });
+  if (state.info?.workflowBundleFile) fs.rmSync(state.info.workflowBundleFile, { force: true });
   const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
   if (errors.length) {
     throw new Error(

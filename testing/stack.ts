@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Logger } from '@temporalio/worker';
 
 export interface StackInfo {
   /** jest main-process pid + random: unique per run, used in database names. */
@@ -27,6 +28,8 @@ export interface StackInfo {
   templateDb?: string;
   /** Append-only list (one name a line) of databases cloned during this run. */
   dbTrackFile: string;
+  /** The workflow bundle, built once per run (bundling takes seconds; every file's workers load this one). */
+  workflowBundleFile?: string;
 }
 
 export interface TestStack {
@@ -44,7 +47,19 @@ export const STACK_ENV = {
   namespace: 'TREEWARDEN_TEST_TEMPORAL_NAMESPACE',
   pgAdminUrl: 'TREEWARDEN_TEST_PG_ADMIN_URL',
   templateDb: 'TREEWARDEN_TEST_TEMPLATE_DB',
+  workflowBundleFile: 'TREEWARDEN_TEST_WORKFLOW_BUNDLE',
 } as const;
+
+/** For bundling in tests: webpack's progress is noise there, its errors are not. */
+const silent = () => {};
+export const QUIET_BUNDLER_LOG: Logger = {
+  log: silent,
+  trace: silent,
+  debug: silent,
+  info: silent,
+  warn: silent,
+  error: console.error,
+};
 
 export const REPO_ROOT = path.resolve(__dirname, '..');
 export const TMP_DIR = path.join(REPO_ROOT, '.tmp');
@@ -64,6 +79,13 @@ export function publishStack(info: StackInfo, file: string): void {
   if (info.temporalUiUrl) process.env[STACK_ENV.temporalUiUrl] = info.temporalUiUrl;
   if (info.pgAdminUrl) process.env[STACK_ENV.pgAdminUrl] = info.pgAdminUrl;
   if (info.templateDb) process.env[STACK_ENV.templateDb] = info.templateDb;
+  if (info.workflowBundleFile) process.env[STACK_ENV.workflowBundleFile] = info.workflowBundleFile;
+}
+
+/** The run's workflow bundle file (global-setup.ts), when this process runs under that setup. */
+export function sharedWorkflowBundleFile(): string | undefined {
+  const file = process.env[STACK_ENV.workflowBundleFile];
+  return file && fs.existsSync(file) ? file : undefined;
 }
 
 /** Called by globalTeardown. */

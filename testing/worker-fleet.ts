@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Client } from '@temporalio/client';
-import { REPO_ROOT, TMP_DIR } from './stack';
+import { REPO_ROOT, sharedWorkflowBundleFile, TMP_DIR } from './stack';
 import { workflowBundle, type Harness } from './harness';
 
 export interface WorkerProcess {
@@ -33,8 +33,10 @@ export interface WorkerFleet {
 }
 
 let bundleFile: Promise<string> | undefined;
-/** Bundled once per test file and loaded by every worker process, as production workers load theirs. */
+/** The run's bundle (or one per test file), loaded by every worker process as production workers load theirs. */
 export function bundlePath(): Promise<string> {
+  const shared = sharedWorkflowBundleFile();
+  if (shared) return Promise.resolve(shared);
   bundleFile ??= workflowBundle().then(({ code }) => {
     mkdirSync(TMP_DIR, { recursive: true });
     const file = join(TMP_DIR, `workflow-bundle-${process.pid}.js`);
