@@ -10,7 +10,9 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!(content-disposition|cookie|@apidevtools/json-schema-ref-parser)/)'],
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testTimeout: 120_000, // workflow bundling + Worker start take seconds
-  maxWorkers: 1, // 2-core box: serial is faster and stable
+  // Two files at a time: most of a file's time is waiting (agents sleeping, timers, workers starting), and every file
+  // has its own database, task queue and worker deployment on the run's one dev server (testing/harness.ts).
+  maxWorkers: 2,
   // the run's wall time and its 15 slowest files, on screen and in .tmp/test-times.txt (CONTRIBUTING: the budget)
   reporters: ['default', '<rootDir>/testing/slowest-files-reporter.cjs'],
   globalSetup: '<rootDir>/testing/global-setup.ts', // one temporal dev server + PG template for the whole run

@@ -9,7 +9,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { inCompanyTurn } from '../db/company-turn';
 import { claimWakeForRun, createWake } from '../runs/wakes';
 import { recoverWorkflows } from '../workers/create-worker';
@@ -130,8 +129,9 @@ test("a burst of one company's turns waits in memory: no pooled connection waits
   await firstInTurn;
   const burst = Array.from({ length: 2 * h.services.config.TREEWARDEN_DB_POOL_MAX }, (_, i) => turn(i + 1));
   // waiting in the lock, each turn would hold a connection that the process's other work needs (half the pool
-  // measured during a 1,000-member release); nothing else in this test takes an advisory lock
-  await sleep(500); // room for a turn waiting in the lock to show up
+  // measured during a 1,000-member release); nothing else in this test takes an advisory lock. No wait is needed:
+  // the turns queue synchronously, and had they gone to the lock instead, they would hold every pooled connection
+  // before this query, which asks the same pool after them, got one (it would then time out, not pass).
   const [{ waiting }] = await h.services.db.$queryRaw<{ waiting: number }[]>`
     SELECT count(*)::int AS waiting FROM pg_stat_activity
     WHERE datname = current_database() AND wait_event = 'advisory'`;

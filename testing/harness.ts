@@ -111,22 +111,32 @@ export async function startHarness(
   };
 }
 
-/** Polls `probe` until it returns a truthy value; fails with `what` after the deadline. */
+/**
+ * Polls `probe` until it returns a truthy value; fails with `what` after the deadline, saying what the probe last
+ * answered. The default deadline is generous (a loaded 2-core host, jest's two workers): a deadline is a liveness
+ * bound that only a failure ever reaches, never a timing claim.
+ */
 export async function eventually<T>(
   what: string,
   probe: () => Promise<T | null | undefined | false>,
-  timeoutMs = 30_000,
+  timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
+  let answered = false;
   for (;;) {
     try {
       const value = await probe();
       if (value) return value;
+      answered = true;
+      last = undefined;
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) {
+      const saw = last ? `: ${String(last)}` : answered ? ' (the probe last answered no)' : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${saw}`);
+    }
     await sleep(100);
   }
 }

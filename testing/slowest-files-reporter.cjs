@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * A jest reporter (plain CommonJS: jest loads reporters without its transform): at the end of every run it prints the
- * run's wall time and its 15 slowest files, each with its time and share, and writes the same table to
+ * run's wall time (from the end of the global setup) and its 15 slowest files, each with its time and share, and writes the same table to
  * `.tmp/test-times.txt`, which `.ci/run` prints at its end. A file over its share of the budget (CONTRIBUTING.md,
  * "The spec's budget") is marked.
  */
