@@ -309,9 +309,11 @@ test("a live process run's page shows its pids, in the list and in the graph; st
   const agent = await acme.agent({ type: 'process', command: 'sh', args: ['-c', 'sleep 60 & sleep 61 & wait'] });
   const issue = await acme.issue({ title: 'Long build', assigneeAgentId: agent.id, status: 'todo' });
   const runId = await wake(acme, issue.id);
-  await eventually('run processes started', async () => {
+  // the whole tree (start shell, sandbox, sh and both sleeps): a partial one grows while the page loads
+  await eventually('both sleeps started', async () => {
     const view = await h.request('GET', `/api/runs/${runId}/inspect`, acme.token);
-    return view.body.processTree?.processes?.length >= 3;
+    const commands = (view.body.processTree?.processes ?? []).map((p: { command: string }) => p.command);
+    return commands.includes('sleep 60') && commands.includes('sleep 61');
   });
   const view = await h.request('GET', `/api/runs/${runId}/inspect`, acme.token);
   const pids: number[] = view.body.processTree.processes.map((p: { pid: number }) => p.pid);

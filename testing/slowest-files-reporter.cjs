@@ -1,9 +1,9 @@
 // @ts-check
 /**
  * A jest reporter (plain CommonJS: jest loads reporters without its transform): at the end of every run it prints the
- * run's wall time (from the end of the global setup) and its 15 slowest files, each with its time and share, and writes the same table to
- * `.tmp/test-times.txt`, which `.ci/run` prints at its end. A file over its share of the budget (CONTRIBUTING.md,
- * "The spec's budget") is marked.
+ * run's wall time (from the end of the global setup) and its 15 slowest files, each with its time and share, and
+ * writes the same table to `.tmp/test-times.txt`, which `.ci/run` prints at its end. A file over its share of the
+ * budget (CONTRIBUTING.md, "The spec: tiers and budget") is marked.
  */
 const fs = require('node:fs');
 const path = require('node:path');
