@@ -55,8 +55,10 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
     // a job is stopped, not let go of, when its worker can no longer supervise it: its run's next worker starts anew
     exitFile: null,
     stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
-    onSpawn: (pgid) =>
-      deps.db.job.update({ where: { id: jobId }, data: { processGroupId: pgid } }).then(() => undefined),
+    onSpawn: (pgid, startTime) =>
+      deps.db.job
+        .update({ where: { id: jobId }, data: { processGroupId: pgid, processStartTime: startTime } })
+        .then(() => undefined),
   });
   // empty unless the command left processes behind, which the orphan sweep stops (and then removes it)
   removeCgroup(cgroupPath);

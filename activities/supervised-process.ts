@@ -21,7 +21,13 @@ import {
 import { readFileTail } from '../runs/output-file';
 import { sandboxGateDir, type RunFiles } from '../runs/run-files';
 import { apiUrlOf, type Config } from '../domain/config';
-import { OWNER_TOKEN_ENV, ownedProcesses, processStartTime, signalAll } from '../processes/process-table';
+import {
+  OWNER_TOKEN_ENV,
+  ownedProcesses,
+  processStartTime,
+  recordedGroup,
+  signalAll,
+} from '../processes/process-table';
 
 const HEARTBEAT_EVERY_MS = 1_000;
 /** how often an adopted agent, whose exit no event reports, is looked for in its cgroup or /proc */
@@ -100,8 +106,9 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
   exited.catch(() => undefined); // awaited below; a spawn error during the record must not go unhandled
   // a worker that lets go must not take the agent with it: nothing of the agent may keep this process waiting
   if (cmd.exitFile) child.unref();
-  if (child.pid) await cmd.onSpawn(child.pid, processStartTime(child.pid));
-  return supervise(child.pid ?? 0, () => exited, cmd);
+  const leader = { pid: child.pid ?? 0, startTime: child.pid ? processStartTime(child.pid) : null };
+  if (child.pid) await cmd.onSpawn(leader.pid, leader.startTime);
+  return supervise(leader, () => exited, cmd);
 }
 
 /**
@@ -110,7 +117,7 @@ export async function runSupervised(cmd: SupervisedCommand): Promise<number> {
  */
 export function superviseAdopted(agent: AdoptedAgent, supervision: Supervision) {
   return supervise(
-    agent.pid,
+    { pid: agent.pid, startTime: agent.startTime },
     async (done) => {
       let state = adoptedAgentState(agent);
       while (!done.aborted && state.kind === 'running') {
@@ -136,10 +143,11 @@ export function superviseAdopted(agent: AdoptedAgent, supervision: Supervision) 
  * SIGKILL: it must not hold the drain open forever, and this worker's host may be the only one that sees it.
  */
 async function supervise(
-  pgid: number,
+  leader: { pid: number; startTime: string | null },
   waitForExit: (done: AbortSignal) => Promise<number>,
   s: Supervision,
 ): Promise<number> {
+  const pgid = leader.pid;
   const ctx = Context.current();
   const done = new AbortController();
   const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
@@ -165,7 +173,14 @@ async function supervise(
         ),
       );
   });
-  const owned = () => ownedProcesses({ ownerToken: s.ownerToken, processGroupId: pgid, cgroupPath: s.cgroupPath });
+  // its group by identity: an adopted agent's pid, signalled long after it was recorded, may name another process
+  const owner = {
+    ownerToken: s.ownerToken,
+    processGroupId: pgid,
+    processStartTime: leader.startTime,
+    cgroupPath: s.cgroupPath,
+  };
+  const owned = () => ownedProcesses(owner);
   const onCancel = () => {
     const reason: unknown = ctx.cancellationSignal.reason;
     if (s.exitFile && isLetGo(reason)) {
@@ -173,14 +188,14 @@ async function supervise(
       letGo((reason as CancelledFailure).message);
       return;
     }
-    signalAll(owned(), [pgid], 'SIGTERM');
+    signalAll(owned(), [recordedGroup(owner)], 'SIGTERM');
     if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
       killAfterGrace = setTimeout(() => {
         ctx.log.warn(
           'the worker is shutting down and the command outlived SIGTERM by the stop grace period: killing it',
           { pgid, survivors: owned().length },
         );
-        signalAll(owned(), [pgid], 'SIGKILL', s.cgroupPath);
+        signalAll(owned(), [recordedGroup(owner)], 'SIGKILL', s.cgroupPath);
       }, s.stopGraceMs);
     }
   };

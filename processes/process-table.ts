@@ -14,6 +14,8 @@ const KILL_SETTLE_MS = 2_000;
 export interface ProcessOwner {
   ownerToken: string | null;
   processGroupId: number | null;
+  /** when the group's leader (pid = processGroupId) started, as recorded at its spawn: the group's identity */
+  processStartTime?: string | null;
   /** the run's or job's own cgroup, where the host has them */
   cgroupPath?: string | null;
 }
@@ -56,7 +58,8 @@ function selfAndAncestors(): Set<number> {
 export function ownedProcesses(owner: ProcessOwner): ProcessInfo[] {
   const excluded = selfAndAncestors();
   const members = owner.cgroupPath ? new Set(cgroupMembers(owner.cgroupPath)) : null;
-  const candidates = members ? [...members, owner.processGroupId ?? 0] : readdirSync('/proc').map(Number);
+  const group = recordedGroup(owner);
+  const candidates = members ? [...members, group ?? 0] : readdirSync('/proc').map(Number);
   const needle = !members && owner.ownerToken ? `${OWNER_TOKEN_ENV}=${owner.ownerToken}` : null;
   const found: ProcessInfo[] = [];
   for (const pid of new Set(candidates)) {
@@ -64,7 +67,7 @@ export function ownedProcesses(owner: ProcessOwner): ProcessInfo[] {
     try {
       const stat = readStat(pid);
       if (stat.zombie) continue;
-      const inGroup = members?.has(pid) || (owner.processGroupId !== null && stat.pgid === owner.processGroupId);
+      const inGroup = members?.has(pid) || (group !== null && stat.pgid === group);
       const tokenMatch =
         !inGroup && needle !== null && readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(needle);
       if (!inGroup && !tokenMatch) continue;
@@ -116,6 +119,19 @@ export function processStartTime(pid: number): string | null {
 
 /** True while the process that had this pid at `startTime` lives: a pid the kernel reused is another process. */
 export const isSameProcessAlive = (pid: number, startTime: string): boolean => processStartTime(pid) === startTime;
+
+/**
+ * The owner's recorded process group, or null once its id names another process: its leader's pid alive with another
+ * start time is a pid the kernel reused, and that process's group is not the owner's to signal or count. A group
+ * whose leader has exited stays the owner's: while any member lives the kernel hands its id to no new process.
+ * (Rows recorded before start times were have only the id to go by.)
+ */
+export function recordedGroup(owner: ProcessOwner): number | null {
+  const pgid = owner.processGroupId;
+  if (pgid === null || !owner.processStartTime) return pgid;
+  const leaderNow = processStartTime(pgid);
+  return leaderNow === null || leaderNow === owner.processStartTime ? pgid : null;
+}
 
 /**
  * Signals every listed process and each distinct group (SIGKILL reaches the ones that left it); a SIGKILL also kills
@@ -194,12 +210,12 @@ export async function verifiedStop(
       await new Promise((r) => setTimeout(r, 100));
     }
   };
-  signalAll(ownedProcesses(owner), [owner.processGroupId], 'SIGTERM');
+  signalAll(ownedProcesses(owner), [recordedGroup(owner)], 'SIGTERM');
   await waitUntilGone(graceMs);
   attempts.push(survey('SIGTERM'));
   if (attempts[0].verdict === 'stop-partial') {
     // a writer that is ours is among the owned processes; one that is not ours is reported, never signalled
-    signalAll(ownedProcesses(owner), [owner.processGroupId], 'SIGKILL', owner.cgroupPath ?? null);
+    signalAll(ownedProcesses(owner), [recordedGroup(owner)], 'SIGKILL', owner.cgroupPath ?? null);
     await waitUntilGone(KILL_SETTLE_MS);
     attempts.push(survey('SIGKILL'));
   }
