@@ -4,10 +4,11 @@
  * - a user namespace whose root has no capability outside it, and none inside once the setup is done (`setpriv`
  *   clears every capability set and sets `no_new_privs`, so setuid binaries give nothing);
  * - a PID namespace with its own `/proc`: no other process's environment, memory or fds is visible;
- * - a mount namespace where the whole filesystem is read-only except `/tmp`, `/var/tmp`, the run's folder and its
- *   workspace; the service's data folder, its secrets' files, Temporal's configuration, the cgroup filesystem and
- *   every other run's folder are covered by empty read-only mounts; the records treewarden trusts (the exit status)
- *   sit under an empty read-only mount in the run's folder. The mounts are locked: nothing inside can undo them;
+ * - a mount namespace where the whole filesystem is read-only except `/tmp`, `/var/tmp` (but treewarden's own code,
+ *   wherever it is installed), the run's folder and its workspace; the service's data folder, its secrets' files,
+ *   Temporal's configuration, the cgroup filesystem and every other run's folder are covered by empty read-only
+ *   mounts; the records treewarden trusts (the exit status) sit under an empty read-only mount in the run's folder.
+ *   The mounts are locked: nothing inside can undo them;
  * - a network namespace with only its own loopback: the service's internal ports (Temporal frontend, PostgreSQL,
  *   metrics) do not exist there. The sandbox's init (`sandbox-init.pl`) serves the treewarden API and an HTTP proxy
  *   on that loopback, relayed through Unix sockets to the worker's gate (`sandbox-gate.ts`), which lets the proxy
@@ -126,6 +127,7 @@ export function sandboxedCommand(
       place.records,
       runFilesRoot(),
       place.gateDir,
+      INSTALL_ROOT,
       ...sandbox.hidden,
       '--',
       'perl',
@@ -159,6 +161,8 @@ export const apiPortOf = (api: URL): number => Number(api.port || (api.protocol 
 const isWithin = (inner: string, outer: string) => inner === outer || inner.startsWith(outer + sep);
 
 const INIT_SCRIPT = join(dirname(__filename), 'sandbox-init.pl');
+/** treewarden's own code (and its node_modules), which an agent must not rewrite for the next worker to run */
+const INSTALL_ROOT = dirname(dirname(__filename));
 /** the init's modules, all in perl-base */
 const PERL_PROBE = 'perl -MIO::Select -MIO::Socket::INET -MIO::Socket::UNIX -MPOSIX -e 1';
 
@@ -181,7 +185,7 @@ const UNSHARE_ARGS = [
  * folders the agent keeps are opened before anything is covered and mounted back from those descriptors.
  */
 const SETUP_SCRIPT = String.raw`set -eu
-run_dir=$1; workspace=$2; records=$3; runs_root=$4; gate_dir=$5; shift 5
+run_dir=$1; workspace=$2; records=$3; runs_root=$4; gate_dir=$5; install=$6; shift 6
 hidden=""
 while [ "$1" != "--" ]; do hidden="$hidden
 $1"; shift; done
@@ -198,6 +202,8 @@ ip link set lo up || fail "cannot bring up the loopback interface"
 # the API may be on a port below 1024, which the init serves with no capability
 echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start || fail "cannot open the low ports of the loopback"
 for p in /tmp /var/tmp; do if [ -d "$p" ]; then mount --bind "$p" "$p"; fi; done
+# treewarden's own code stays read-only even where it was installed under /tmp
+mount --bind "$install" "$install" && mount -o remount,bind,ro "$install" || fail "cannot make $install read-only"
 # every writable mount read-only, but those kept writable and those a hidden path covers anyway
 while read -r _ _ _ _ mp options _; do
   case "$options" in ro|ro,*) continue ;; esac
