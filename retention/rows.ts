@@ -10,6 +10,7 @@ import {
   type RetentionCounts,
   type RetentionCutoffs,
 } from '../domain/retention';
+import { treeWalk } from '../issues/tree-walk';
 
 /** Repeats `batch` until it deletes fewer rows than a batch holds. */
 async function drain(batch: () => Promise<number>): Promise<number> {
@@ -27,6 +28,26 @@ const finished = () => Prisma.sql`(${Prisma.join(finishedRunStatuses())})`;
 const holdStillNeeded = (holdId: Prisma.Sql, cutoffs: RetentionCutoffs) =>
   Prisma.sql`EXISTS (SELECT 1 FROM "TreeHold" h WHERE h.id = ${holdId}
     AND (h.status = 'active' OR h."releasedAt" IS NULL OR h."releasedAt" >= ${cutoffs.releasedHold}))`;
+
+/**
+ * The one rule that keeps an owed resume (README, "Retention"): `run` was stopped by a hold, no resume has claimed it,
+ * and a hold still covers its issue or an execution blocker of its issue is open, so a later release or resolution
+ * still owes it its resume. The run and its stopping hold's member row naming it (the snapshot the resume decision
+ * reads: holds/resume.ts) stay, however long ago that hold was released; every deletion below asks this.
+ */
+const owedResume = (run: Prisma.Sql) => Prisma.sql`(${run}."stoppedByHoldId" IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM "ResumeClaim" c WHERE c."interruptedRunId" = ${run}.id)
+  AND (EXISTS (SELECT 1 FROM "ExecutionBlocker" b WHERE b."issueId" = ${run}."issueId" AND b.status = 'active')
+    OR EXISTS (WITH RECURSIVE ${treeWalk({
+      name: 'covering',
+      direction: 'up',
+      from: Prisma.sql`FROM "Issue" i WHERE i.id = ${run}."issueId"`,
+    })} SELECT 1 FROM covering JOIN "TreeHold" h ON h."rootIssueId" = covering.id WHERE h.status = 'active')))`;
+
+/** A member row naming the run its hold stopped, while that run is owed its resume. */
+const snapshotOfOwedResume = (member: Prisma.Sql) => Prisma.sql`EXISTS (SELECT 1 FROM "Run" owed
+  WHERE owed.id = ${member}."interruptedRunId" AND owed."stoppedByHoldId" = ${member}."holdId"
+    AND ${owedResume(Prisma.sql`owed`)})`;
 
 /** Finished runs past the cutoff, with their tokens, findings, evidence and jobs (one transaction per batch). */
 async function removeRuns(
@@ -47,6 +68,7 @@ async function removeRuns(
         AND NOT EXISTS (SELECT 1 FROM "ResumeClaim" c
           WHERE c."interruptedRunId" = r.id AND ${holdStillNeeded(Prisma.sql`c."holdId"`, cutoffs)})
         AND NOT EXISTS (SELECT 1 FROM "ExecutionBlocker" b WHERE b."runId" = r.id AND b.status = 'active')
+        AND NOT ${owedResume(Prisma.sql`r`)}
         AND NOT EXISTS (SELECT 1 FROM "Watchdog" w WHERE w.id = r."reviewWatchdogId" AND w.status = 'active'
           AND r."reviewFingerprint" IN (w."pendingReviewFingerprint", w."lastReviewedFingerprint"))
       ORDER BY r."finishedAt" LIMIT ${RETENTION_BATCH_SIZE}
@@ -105,7 +127,9 @@ export async function removeExpiredRows(
   counts.runs = await drain(() => removeRuns(db, pass, counts, afterCommit));
   // before the wakes: a claim's wake stays while the claim does
   const releasedLongAgo = Prisma.sql`NOT ${holdStillNeeded(Prisma.sql`t."holdId"`, cutoffs)}`;
-  counts.holdMembers = await drain(deleteBatch(db, 'TreeHoldMember', releasedLongAgo));
+  counts.holdMembers = await drain(
+    deleteBatch(db, 'TreeHoldMember', Prisma.sql`${releasedLongAgo} AND NOT ${snapshotOfOwedResume(Prisma.sql`t`)}`),
+  );
   counts.resumeClaims += await drain(
     () =>
       db.$executeRaw`DELETE FROM "ResumeClaim" WHERE "interruptedRunId" IN (

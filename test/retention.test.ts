@@ -265,3 +265,91 @@ test('zero days: a replayed wake key is still idempotent, and a just-released ho
     h.services.config.TREEWARDEN_RETENTION_DAYS = 30;
   }
 });
+
+describe('an owed resume outlives the retention of the hold that stopped its run (issue 44, item 1)', () => {
+  type Company = Awaited<ReturnType<typeof seedCompany>>;
+  const post = (c: Company, url: string, body: unknown = {}) => h.request('POST', url, c.token, body);
+  const resumedRuns = (issueId: string) =>
+    h.services.db.run.findMany({ where: { issueId, wakeReason: 'issue_tree_resumed' } });
+  /** The hold released (and the run stopped) 40 days ago, past the retention's cutoffs; then a pass. */
+  async function ageAndPass(holdId: string, runId: string) {
+    await h.services.db.$executeRaw`UPDATE "TreeHold" SET "releasedAt" = "releasedAt" - interval '40 days'
+      WHERE id = ${holdId}::uuid`;
+    await h.services.db.$executeRaw`UPDATE "Run" SET "finishedAt" = "finishedAt" - interval '40 days',
+      "updatedAt" = "updatedAt" - interval '40 days' WHERE id = ${runId}::uuid`;
+    return pass();
+  }
+  async function family(c: Company, adapter: Record<string, unknown>, marker?: string) {
+    const agent = await c.agent(adapter);
+    const parent = await c.issue({ title: 'owed parent' });
+    const child = await c.issue({
+      title: 'owed child',
+      parentId: parent.id,
+      assigneeAgentId: agent.id,
+      status: 'in_progress',
+    });
+    const runId: string = (await post(c, `/api/issues/${child.id}/wake`)).body.runId;
+    await eventually('the run at work', async () =>
+      marker
+        ? existsSync(marker)
+        : (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).adapterEntered,
+    );
+    return { parent, child, runId };
+  }
+  const settledRun = (runId: string) =>
+    eventually('the stopped run settled', async () =>
+      ['cancelled', 'failed'].includes((await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).status),
+    );
+
+  test('overlapping holds: the hold that stopped the run is released first and aged out; the other’s release still resumes it once', async () => {
+    const c = await seedCompany(h, 'Overlapping Holds Co');
+    // the prepare step blocks only the first run: the resumed one passes straight through
+    const marker = `/tmp/tw-owed-${Date.now()}-${Math.random().toString(16).slice(2)}`;
+    const prepare = { command: 'sh', args: ['-c', `test -f ${marker} && exit 0; touch ${marker}; sleep 60 & wait`] };
+    const { parent, child, runId } = await family(c, { type: 'process', command: 'true', prepare }, marker);
+    const childHold = (await post(c, `/api/issues/${child.id}/tree-holds`, { mode: 'pause' })).body;
+    const parentHold = (await post(c, `/api/issues/${parent.id}/tree-holds`, { mode: 'pause' })).body;
+    await settledRun(runId);
+    // the last hold to stop the run is its stopping hold: its snapshot is the one the resume decision reads
+    const stopping = (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).stoppedByHoldId;
+    const [first, last] = stopping === parentHold.id ? [parent, child] : [child, parent];
+    const [firstHold, lastHold] = stopping === parentHold.id ? [parentHold, childHold] : [childHold, parentHold];
+    expect(stopping).toBe(firstHold.id);
+    expect((await post(c, `/api/issues/${first.id}/tree-holds/${firstHold.id}/release`)).body.resumed).toEqual([]);
+
+    await ageAndPass(firstHold.id, runId);
+    expect(await h.services.db.run.count({ where: { id: runId } })).toBe(1);
+    const snapshot = { holdId: firstHold.id, interruptedRunId: runId };
+    expect(await h.services.db.treeHoldMember.count({ where: snapshot })).toBe(1);
+
+    const released = await post(c, `/api/issues/${last.id}/tree-holds/${lastHold.id}/release`);
+    expect(released.body.resumed).toHaveLength(1);
+    expect(await resumedRuns(child.id)).toHaveLength(1);
+    expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(1);
+  });
+
+  test('an open execution blocker: the released hold is aged out; the blocker’s resolution still resumes the run once', async () => {
+    const c = await seedCompany(h, 'Open Blocker Co');
+    // stopped mid-command: an unknown outcome, which the release skips and a person reconciles; the resumed run
+    // exits at once
+    const script = '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; sleep 60 & wait';
+    const { parent, child, runId } = await family(c, { type: 'process', command: 'sh', args: ['-c', script] });
+    const hold = (await post(c, `/api/issues/${parent.id}/tree-holds`, { mode: 'pause' })).body;
+    await settledRun(runId);
+    const released = await post(c, `/api/issues/${parent.id}/tree-holds/${hold.id}/release`);
+    expect(released.body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
+
+    await ageAndPass(hold.id, runId);
+    expect(await h.services.db.treeHoldMember.count({ where: { holdId: hold.id, interruptedRunId: runId } })).toBe(1);
+
+    const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId, status: 'active' } });
+    const resolved = await post(c, `/api/execution-blockers/${blocker.id}/resolve`, {
+      resolution: 'no_external_effects',
+    });
+    expect(resolved.status).toBe(200);
+    await eventually('the resume after the resolution', async () => (await resumedRuns(child.id)).length > 0);
+    await h.services.client.workflow.getHandle(workflowId.blockerResolution(blocker.id)).result();
+    expect(await resumedRuns(child.id)).toHaveLength(1);
+    expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(1);
+  });
+});
