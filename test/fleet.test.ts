@@ -337,17 +337,17 @@ describe('a pause across runs on two hosts', () => {
 });
 
 describe('release worker-kill trials across two hosts', () => {
-  test('a worker killed at random points of a release fan-out: every owed resume exactly once (2 kills that land)', async () => {
+  test('a worker killed at random points of a release fan-out: every owed resume exactly once (a kill that lands)', async () => {
     const random = seededRandom(11);
     const c = await seedCompany(h, 'Released fleet');
     // at least one worker on each host (earlier cases may have left more)
     for (const host of [hostA, hostB]) if (![...liveWorkers.values()].includes(host)) await startWorker(host);
     // a kill lands when the fan-out is still running after the random delay; a miss (the fan-out was
-    // shorter, as under a lighter load) halves the delay range, so trials go on until two kills land (the many-kill
-    // trials on one host are test/worker-kills.test.ts's; these prove the fan-out moves across hosts)
+    // shorter, as under a lighter load) halves the delay range, so trials go on until a kill lands (the many-kill
+    // trials on one host are test/worker-kills.test.ts's; this one proves the fan-out moves across hosts)
     let landed = 0;
     let maxDelayMs = 150;
-    for (let trial = 0; trial < 10 && landed < 2; trial++) {
+    for (let trial = 0; trial < 10 && landed < 1; trial++) {
       const { parent, holdId, interrupted, childIds } = await pausedFamily(h, c, 4);
       let answered = false;
       const releasing = h
@@ -373,7 +373,7 @@ describe('release worker-kill trials across two hosts', () => {
       await expectResumedExactlyOnce(h, await releasing, { childIds, interrupted });
       if (victim) await startWorker(victim[1]);
     }
-    // the kills must have hit the fan-out itself, or the trials prove little
-    expect(landed).toBe(2);
+    // the kill must have hit the fan-out itself, or the trial proves little
+    expect(landed).toBe(1);
   }, 600_000);
 });
