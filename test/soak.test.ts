@@ -13,7 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually } from '../testing/harness';
-import { processesOwnedBy } from '../testing/simulated-hosts';
+import { Client, Connection } from '@temporalio/client';
+import { historyOutline, processesOwnedBy } from '../testing/simulated-hosts';
 import { callApi, stackSql, startServiceStack, type ServiceStack } from '../testing/service-stack';
 import { testTemporal } from '../testing/stack';
 import { seededRandom } from './support/seeded-random';
@@ -111,6 +112,27 @@ test(
   SOAK_MS + 15 * 60_000,
 );
 
+/** A workflow's history, in outline, and what it waits for: a stalled run's story. */
+async function outlineOf(id: string): Promise<string> {
+  const { temporalAddress, namespace } = testTemporal();
+  const connection = await Connection.connect({ address: temporalAddress });
+  try {
+    const client = new Client({ connection, namespace });
+    const described = await client.workflow.getHandle(id).describe();
+    const pending = (described.raw.pendingActivities ?? []).map((a) => ({
+      type: a.activityType?.name,
+      state: a.state,
+      attempt: a.attempt,
+      lastWorker: a.lastWorkerIdentity,
+    }));
+    return `${id} (${JSON.stringify(described.raw.workflowExecutionInfo?.versioningInfo)}; pending ${JSON.stringify(
+      pending,
+    )}):\n${await historyOutline(client, id)}`;
+  } finally {
+    await connection.close();
+  }
+}
+
 /** The soak itself: drives the stack until the deadline, then checks what it left. */
 async function soak() {
   const companies = await Promise.all(Array.from({ length: COMPANIES }, (_, n) => company(n)));
@@ -133,19 +155,25 @@ async function soak() {
     const c = companies.find((x) => x.id === hold.companyId)!;
     await call('POST', `/api/issues/${hold.rootIssueId}/tree-holds/${hold.id}/release`, c.token, {});
   }
-  await eventually(
-    'every run settled',
-    async () =>
-      Number(
-        (
-          await stackSql<{ open: string }>(
-            stack,
-            `SELECT count(*) AS open FROM "Run" WHERE status IN ('queued', 'running', 'scheduled_retry')`,
-            [],
-          )
-        )[0].open,
-      ) === 0,
-    300_000,
+  const openRuns = () =>
+    stackSql<Record<string, unknown>>(
+      stack,
+      `SELECT r.id, r.status, r."createdAt", r."stopRequestedAt", r."stopKind", r."stoppedByHoldId",
+         r."companyCapQueuedAt", r."adapterEntered", r."processGroupId", r."hostId", i.status AS "issueStatus",
+         (SELECT count(*) FROM "TreeHold" h WHERE h."companyId" = r."companyId" AND h.status = 'active') AS "activeHolds"
+       FROM "Run" r JOIN "Issue" i ON i.id = r."issueId"
+       WHERE r.status IN ('queued', 'running', 'scheduled_retry') ORDER BY r."createdAt"`,
+      [],
+    );
+  // a liveness bound: what is still open when it gives up is the finding
+  await eventually('every run settled', async () => (await openRuns()).length === 0, 300_000).catch(
+    async (error: unknown) => {
+      const open = await openRuns();
+      const histories = await Promise.all(open.slice(0, 2).map((r) => outlineOf(`agent-run:${String(r.id)}`)));
+      throw new Error(
+        `${String(error)}; still open:\n${JSON.stringify(open, null, 1).slice(0, 12_000)}\n${histories.join('\n')}`,
+      );
+    },
   );
 
   const runs = await stackSql<{ id: string; status: string; error: string | null; ownerToken: string | null }>(

@@ -3,10 +3,11 @@
  * exactly the work the pause interrupted, once, and never replays a run of unknown outcome.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { WorkflowFailedError } from '@temporalio/client';
 import { workflowId } from '../domain/ids';
 import { StateKey } from '../domain/search-attributes';
+import { runFiles } from '../runs/run-files';
 import { createWake, dispatchWake } from '../runs/wakes';
 import { holdStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
@@ -129,6 +130,11 @@ test('a run paused in preparation resumes exactly once; a second release is 409'
     wakeReason: 'issue_tree_resumed',
     directive: { holdId: hold.id, interruptedRunId: runId },
   });
+  // a run identity of its own: the interrupted run, stopped before its agent, never held a token; the resumed one
+  // holds its own (minted for it, revoked when it settled)
+  expect(await h.services.db.apiToken.findUnique({ where: { runId } })).toBeNull();
+  const resumedToken = await h.services.db.apiToken.findUniqueOrThrow({ where: { runId: resumed.id } });
+  expect(resumedToken).toMatchObject({ kind: 'run', runId: resumed.id, revokedAt: expect.any(Date) });
   const second = await release(c.token, parent.id, hold.id);
   expect(second.status).toBe(409);
   expect(second.body).toEqual({ error: { code: 'conflict', message: `tree hold ${hold.id} is not active` } });
@@ -427,6 +433,40 @@ test('while paused: wakes are deferred, new children are covered, board comments
   });
   expect(await settled(run.id)).toMatchObject({ status: 'succeeded' });
   expect((await h.request('GET', `/api/tree-holds/${hold.id}`, c.token)).body.status).toBe('released');
+});
+
+/** On its stop, reports with its own token what it got done (a comment, a status with a comment), then exits. */
+const REPORTING_AGENT = `report() {
+  trap '' TERM
+  api="$TREEWARDEN_API_URL/api/issues/$TREEWARDEN_ISSUE_ID"; auth="authorization: Bearer $TREEWARDEN_RUN_TOKEN"
+  post() { curl -s -o /dev/null -w '%{http_code}' -X "$1" -H "$auth" -H 'content-type: application/json' -d "$2" "$3"; }
+  c=$(post POST '{"body":"partial: 3 of 5 tables migrated"}' "$api/comments")
+  u=$(post PATCH '{"status":"in_review","comment":"stopped by the pause after 3 of 5"}' "$api")
+  echo "reported: comment $c, update $u"; exit 0
+}
+trap report TERM; echo ready; sleep 600 & wait`;
+
+test('while paused, an interrupted agent still reports its results (seed 002); a person’s new message is 409', async () => {
+  const { c, parent, child } = await family({ type: 'process', command: 'sh', args: ['-c', REPORTING_AGENT] });
+  const runId = await wakeRunning(c.token, child.id);
+  const output = () => readFileSync(runFiles(runId, null).output, 'utf8');
+  await eventually(
+    'the agent at work',
+    async () => existsSync(runFiles(runId, null).output) && output().includes('ready'),
+  );
+
+  const hold = await pause(c.token, parent.id);
+  expect(await settled(runId)).toMatchObject({ stopKind: 'operator_hold', stoppedByHoldId: hold.id });
+  expect(output()).toContain('reported: comment 201, update 200');
+  const reports = await h.services.db.comment.findMany({ where: { issueId: child.id, runId } });
+  expect(reports.map((r) => r.body).sort()).toEqual([
+    'partial: 3 of 5 tables migrated',
+    'stopped by the pause after 3 of 5',
+  ]);
+  expect((await h.services.db.issue.findUniqueOrThrow({ where: { id: child.id } })).status).toBe('in_review');
+  const board = await h.request('POST', `/api/issues/${child.id}/comments`, c.token, { body: 'keep going' });
+  expect(board.status).toBe(409);
+  expect((await release(c.token, parent.id, hold.id)).status).toBe(200);
 });
 
 test('bad input: malformed ids 400, foreign ids 404, bad bodies 400, nothing changes', async () => {

@@ -146,4 +146,32 @@ test('recheckAfter is a 422 off a review disposition, or out of bounds, and writ
   const malformed = await h.request('PATCH', `/api/issues/${issue.id}`, c.token, { recheckAfter: 'tomorrow' });
   expect(malformed.status).toBe(400);
   expect(malformed.body.error.message).toContain('recheckAfter');
+
+  // on a review task: in the past, under a second ahead, past 90 days ahead
+  const root = await c.issue({ title: 'watched for the bounds' });
+  await c.issue({ title: 'stopped leaf', parentId: root.id, status: 'done' });
+  const put = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: (await c.agent()).id });
+  expect(put.status).toBe(201);
+  const review = await eventually('the review task', () =>
+    h.services.db.issue.findFirst({ where: { originKind: 'task_watchdog', originId: root.id } }),
+  );
+  await eventually('the review run settled', async () =>
+    (await h.services.db.run.findFirst({ where: { reviewWatchdogId: put.body.id } }))?.finishedAt ? true : null,
+  );
+  const before = await h.services.db.issue.findUniqueOrThrow({ where: { id: review.id } });
+  const DAY_MS = 24 * 60 * 60_000;
+  for (const [aheadMs, refusal] of [
+    [-60_000, 'at least 1 second'],
+    [100, 'at least 1 second'],
+    [91 * DAY_MS, 'at most 90 days'],
+  ] as const) {
+    const recheckAfter = new Date(Date.now() + aheadMs).toISOString();
+    const refused = await h.request('PATCH', `/api/issues/${review.id}`, c.token, { status: 'done', recheckAfter });
+    expect([refused.status, refused.body.error.message]).toEqual([422, expect.stringContaining(refusal)]);
+  }
+  expect((await h.services.db.issue.findUniqueOrThrow({ where: { id: review.id } })).status).toBe(before.status);
+  expect(await h.services.db.watchdog.findUniqueOrThrow({ where: { id: put.body.id } })).toMatchObject({
+    acceptedUntil: null,
+    recheckCount: 0,
+  });
 });
