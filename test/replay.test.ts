@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { workflowBundle } from '../testing/harness';
+import { QUIET_BUNDLER_LOG } from '../testing/stack';
 import { UNTRACED } from '../runtime/tracing';
 import { workflowSpanSinks } from '../workers/tracing';
 
@@ -68,7 +69,7 @@ test('every recorded history replays against the current workflow code', async (
 test('an unpatched reordering of activity calls fails the replay with a determinism violation', async () => {
   const reordered = await bundleWorkflowCode({
     workflowsPath: require.resolve('./fixtures/reordered-workflows'),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
+    logger: QUIET_BUNDLER_LOG,
   });
   const runs = histories.filter((h) => h.type === 'agentRunWorkflow');
   const results = await replay(reordered, runs);

@@ -12,7 +12,7 @@ import { workflowId } from '../domain/ids';
 import type { RetentionCounts } from '../domain/retention';
 import { retentionScheduleId, ensureRetentionSchedule } from '../retention/schedule';
 import { runFiles } from '../runs/run-files';
-import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 import { holdInterruptsRun, retentionPasses, runFails, watchdogWakes } from '../testing/scenarios';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver';
 import { sweepHost } from '../workers/host-sweep';
@@ -296,10 +296,6 @@ describe('an owed resume outlives the retention of the hold that stopped its run
     );
     return { parent, child, runId };
   }
-  const settledRun = (runId: string) =>
-    eventually('the stopped run settled', async () =>
-      ['cancelled', 'failed'].includes((await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).status),
-    );
 
   test('overlapping holds: the hold that stopped the run is released first and aged out; the other’s release still resumes it once', async () => {
     const c = await seedCompany(h, 'Overlapping Holds Co');
@@ -309,7 +305,7 @@ describe('an owed resume outlives the retention of the hold that stopped its run
     const { parent, child, runId } = await family(c, { type: 'process', command: 'true', prepare }, marker);
     const childHold = (await post(c, `/api/issues/${child.id}/tree-holds`, { mode: 'pause' })).body;
     const parentHold = (await post(c, `/api/issues/${parent.id}/tree-holds`, { mode: 'pause' })).body;
-    await settledRun(runId);
+    expect(['cancelled', 'failed']).toContain((await settled(h, runId)).status);
     // the last hold to stop the run is its stopping hold: its snapshot is the one the resume decision reads
     const stopping = (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).stoppedByHoldId;
     const [first, last] = stopping === parentHold.id ? [parent, child] : [child, parent];
@@ -335,7 +331,7 @@ describe('an owed resume outlives the retention of the hold that stopped its run
     const script = '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; sleep 60 & wait';
     const { parent, child, runId } = await family(c, { type: 'process', command: 'sh', args: ['-c', script] });
     const hold = (await post(c, `/api/issues/${parent.id}/tree-holds`, { mode: 'pause' })).body;
-    await settledRun(runId);
+    expect(['cancelled', 'failed']).toContain((await settled(h, runId)).status);
     const released = await post(c, `/api/issues/${parent.id}/tree-holds/${hold.id}/release`);
     expect(released.body.skipped).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
 

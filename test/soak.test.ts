@@ -5,8 +5,9 @@
  * released over and over, comments and reads in between. The wakers offer about 1.5 runs a second, under half of what
  * this stack settles on a 2-core machine: offered 6.3 a second it settled 3.5 a second and its backlog grew for the
  * whole soak, which is a measurement of capacity (BENCHMARKS.md), not a soak. Under that load a live worker's
- * heartbeat can arrive late; its agent must still end as it really ended. Afterwards: no run failed (every agent exits 0 unless stopped), no interrupted run was resumed twice,
- * nothing of any run is left running, and no request answered 5xx.
+ * heartbeat can arrive late; its agent must still end as it really ended. Afterwards: no run failed (every agent
+ * exits 0 unless stopped), no interrupted run was resumed twice, nothing of any run is left running, and no request
+ * answered 5xx.
  */
 import fs from 'node:fs';
 import os from 'node:os';

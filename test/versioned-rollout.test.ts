@@ -13,6 +13,7 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowId } from '../domain/ids';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
+import { QUIET_BUNDLER_LOG } from '../testing/stack';
 import { holdInterruptsRun } from '../testing/scenarios';
 import { bundlePath, workerFleet, workerRunning, type WorkerFleet } from '../testing/worker-fleet';
 import type { RolloutStatus } from '../temporal/rollout';
@@ -43,8 +44,6 @@ function rollout(...args: string[]) {
     );
   });
 }
-
-const QUIET = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
 
 const status = async () => JSON.parse((await rollout('status')).stdout) as RolloutStatus;
 
@@ -102,7 +101,12 @@ test('build 2 takes over from build 1 by the README procedure, losing and repeat
   const incompatible = join(dir, 'unpatched-hold.js');
   writeFileSync(
     incompatible,
-    (await bundleWorkflowCode({ workflowsPath: require.resolve('./fixtures/unpatched-hold'), logger: QUIET })).code,
+    (
+      await bundleWorkflowCode({
+        workflowsPath: require.resolve('./fixtures/unpatched-hold'),
+        logger: QUIET_BUNDLER_LOG,
+      })
+    ).code,
   );
   const refused = await rollout('check-replay', '--bundle', incompatible);
   expect(refused.code).toBe(1);
