@@ -158,6 +158,11 @@ const schema = z.object({
    * (changes are signalled at the recording commit's NOTIFY, and at each start or reconnection; nothing polls)
    */
   TREEWARDEN_CHANGE_DISPATCH_RETRY_MS: duration.default(5_000),
+  /**
+   * how soon a worker tries again to start the workflows of holds owed one after a failed round (a pause's commit
+   * announces its hold; rounds run at that NOTIFY, and at each start or reconnection; nothing polls)
+   */
+  TREEWARDEN_HOLD_DISPATCH_RETRY_MS: duration.default(5_000),
   /** the retention schedule deletes what finished more than this many days ago (retention/); 0 keeps only live state */
   TREEWARDEN_RETENTION_DAYS: z.coerce.number().int().min(0).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -3,12 +3,14 @@ import type { ScopedActor } from '../domain/actor';
 import type { HoldWithMembers } from '../domain/hold-contract';
 import { LIVE_RUN_STATUSES } from '../domain/statuses';
 import { logActivity } from '../db/activity-log';
+import { AppError } from '../domain/errors';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from '../domain/concurrency';
 import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
 import { requestStop } from '../runs/runs';
 import { lockCompanyScheduling, subtree } from '../issues/tree';
 import { getHoldWithMembers } from './read';
+import { announceHoldStart } from './start-dispatcher';
 
 /** A new hold on the subtree: returns once its workflow has applied the pause. */
 export async function pauseTree(
@@ -21,6 +23,7 @@ export async function pauseTree(
   const hold = await deps.db.$transaction(async (tx) => {
     await lockCompanyScheduling(tx, companyId, 'hold');
     const created = await tx.treeHold.create({ data: { companyId, rootIssueId: root.id, reason } });
+    await announceHoldStart(tx);
     await logActivity(tx, {
       companyId,
       actor,
@@ -31,7 +34,20 @@ export async function pauseTree(
     });
     return created;
   });
-  await deps.orchestrator.startHold({ holdId: hold.id, companyId, rootIssueId: root.id, title: root.title });
+  // the quick path; a worker's dispatcher starts it too when this process loses Temporal or dies here
+  await deps.orchestrator
+    .startHold({ holdId: hold.id, companyId, rootIssueId: root.id, title: root.title })
+    .catch((error: unknown) => {
+      if (error instanceof AppError) throw error;
+      deps.log.warn({ err: error, holdId: hold.id }, "could not start a pause's hold workflow; a worker will");
+      throw new AppError(
+        'unavailable',
+        `hold ${hold.id} is recorded, but its workflow could not be started from here ` +
+          `(${error instanceof Error ? error.message : String(error)}); a worker starts it and applies the pause: ` +
+          `read it back with GET /api/tree-holds/${hold.id}`,
+        { holdId: hold.id },
+      );
+    });
   return getHoldWithMembers(deps, hold.id);
 }
 

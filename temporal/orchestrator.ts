@@ -68,7 +68,9 @@ export interface Orchestrator {
   watchdogRemoved(issueId: string, watchdogId: string): Promise<void>;
   /** On worker start: starts the watchdog's workflow when missing, without re-evaluating a running one. */
   recoverWatchdog(watchdog: WatchdogStart): Promise<void>;
-  /** Starts the hold's workflow and returns once the pause is applied. */
+  /** Starts the hold's workflow (a no-op when it runs already); its workflow applies the pause by itself. */
+  launchHold(hold: HoldStart): Promise<void>;
+  /** Starts the hold's workflow when it is missing and returns once the pause is applied. */
   startHold(hold: HoldStart): Promise<PauseApplied>;
   /** Rejects with the `HoldNotActive` failure (`isHoldNotActive`) when the hold is not active. */
   releaseHold(request: ReleaseRequest): Promise<ResumeReport>;

@@ -23,7 +23,7 @@ import {
 } from '../workflows/definitions';
 import { coalescePerKey } from './coalesce';
 import { sendUntilProcessed } from './unprocessed-update';
-import type { Orchestrator, RunStart, WatchdogStart } from './orchestrator';
+import type { HoldStart, Orchestrator, RunStart, WatchdogStart } from './orchestrator';
 
 /** A company's workflow in the shared queue: its fairness key and priority, and the UI's line that says so. */
 const fairly = (companyId: string, kind: TaskPriorityKind) => ({
@@ -45,6 +45,28 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
     (error: unknown) => {
       if (!types.some((t) => error instanceof t)) throw error;
     };
+  /** The hold's workflow, started once: a second start (the pause's own, the hold dispatcher's) finds it running. */
+  const launchHold = async (hold: HoldStart): Promise<void> => {
+    await client.workflow
+      .start<typeof treeHoldWorkflow>('treeHoldWorkflow', {
+        workflowId: workflowId.treeHold(hold.holdId),
+        taskQueue,
+        args: [
+          {
+            holdId: hold.holdId,
+            heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS,
+            maximumResumeRetries: config.TREEWARDEN_HOLD_RESUME_RETRIES,
+          },
+        ],
+        typedSearchAttributes: attributes('tree_hold', hold.companyId, hold.rootIssueId, 'applying'),
+        memo: { issueTitle: hold.title },
+        staticSummary: `Tree hold on "${hold.title}"`,
+        // an operator's brake goes ahead of the work it brakes: the pause, the release and its fan-out (the runs it
+        // resumes run at run priority)
+        ...fairly(hold.companyId, 'stop'),
+      })
+      .catch(ignore(WorkflowExecutionAlreadyStartedError));
+  };
   type RunLikeType = 'agentRunWorkflow' | 'backgroundJobWorkflow' | 'blockerResolutionWorkflow';
   type RunLikeMeta = {
     kind: string;
@@ -218,30 +240,10 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
         .signal(watchdogRemovedSignal, { watchdogId })
         .catch(ignore(WorkflowNotFoundError));
     },
+    launchHold,
     async startHold(hold) {
-      const handle = await client.workflow
-        .start<typeof treeHoldWorkflow>('treeHoldWorkflow', {
-          workflowId: workflowId.treeHold(hold.holdId),
-          taskQueue,
-          args: [
-            {
-              holdId: hold.holdId,
-              heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS,
-              maximumResumeRetries: config.TREEWARDEN_HOLD_RESUME_RETRIES,
-            },
-          ],
-          typedSearchAttributes: attributes('tree_hold', hold.companyId, hold.rootIssueId, 'applying'),
-          memo: { issueTitle: hold.title },
-          staticSummary: `Tree hold on "${hold.title}"`,
-          // an operator's brake goes ahead of the work it brakes: the pause, the release and its fan-out (the runs it
-          // resumes run at run priority)
-          ...fairly(hold.companyId, 'stop'),
-        })
-        .catch((error: unknown) => {
-          if (error instanceof WorkflowExecutionAlreadyStartedError)
-            return client.workflow.getHandle(workflowId.treeHold(hold.holdId));
-          throw error;
-        });
+      await launchHold(hold);
+      const handle = client.workflow.getHandle(workflowId.treeHold(hold.holdId));
       return sendUntilProcessed(randomUUID(), (updateId) =>
         handle.executeUpdate(awaitPauseAppliedUpdate, { updateId }),
       );

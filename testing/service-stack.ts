@@ -36,11 +36,16 @@ export async function startServiceStack(opts: {
 }): Promise<ServiceStack> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tw-service-stack-'));
   const apiPort = await freePort();
+  const taskQueue = `stack-${randomBytes(4).toString('hex')}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     TREEWARDEN_DATA_DIR: dataDir,
     TEMPORAL_ADDRESS: opts.temporalAddress, // given: the start script starts no dev server of its own
-    TREEWARDEN_TASK_QUEUE: `stack-${randomBytes(4).toString('hex')}`,
+    TREEWARDEN_TASK_QUEUE: taskQueue,
+    // a deployment per stack, as the harness gives each file (testing/harness.ts): stacks of files running at once in
+    // one namespace are separate installations, and one's live build must not be another's (parallel jest left
+    // runs of one stack unstarted while another stack's workers polled as the same deployment version)
+    TREEWARDEN_DEPLOYMENT_NAME: taskQueue,
     TREEWARDEN_API_PORT: String(apiPort),
     TREEWARDEN_WORKER_METRICS_PORT: '0',
     LOG_LEVEL: opts.logLevel ?? 'warn',

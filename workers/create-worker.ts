@@ -17,6 +17,7 @@ import { activeWatchdogs } from '../watchdogs/configuration';
 import { offerCompanyCapSlotsOf } from '../runs/company-cap';
 import { startDeliveryDispatcher } from '../notifications/dispatcher';
 import { startChangeDispatcher } from '../changes/dispatcher';
+import { startHoldDispatcher } from '../holds/start-dispatcher';
 import { metricsInterceptor } from './metrics-interceptor';
 import { UNTRACED, type Tracing } from '../runtime/tracing';
 import { activityTracing, workflowSpanSinks } from './tracing';
@@ -104,8 +105,8 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
     getState: () => combinedState(all.map((worker) => worker.getState())),
     getStatus: () => shared.getStatus(),
     async run() {
-      // recorded notifications get their delivery workflows, and recorded changes reach their watchdogs, while
-      // this worker polls
+      // recorded notifications get their delivery workflows, recorded changes reach their watchdogs, and holds owed
+      // their workflow get it, while this worker polls
       // the host's sandboxes reach the API and the outside network through it (processes/sandbox-gate.ts)
       const gate =
         deps.sandbox.kind === 'namespaces'
@@ -114,6 +115,7 @@ export async function createWorker(deps: Deps, options: WorkerOptions): Promise<
       const dispatchers = [
         startDeliveryDispatcher(deps, config.TREEWARDEN_WEBHOOK_DISPATCH_RETRY_MS),
         startChangeDispatcher(deps, config.TREEWARDEN_CHANGE_DISPATCH_RETRY_MS),
+        startHoldDispatcher(deps, config.TREEWARDEN_HOLD_DISPATCH_RETRY_MS),
       ];
       try {
         await Promise.all(all.map((worker) => worker.run().finally(shutdown)));
