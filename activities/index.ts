@@ -19,6 +19,7 @@ import { executeRun, stopProcessGroup } from './run-adapter';
 import { adoptRun } from './run-adoption';
 import { deliverWebhook, markWebhookDeliveryDead } from './webhook-delivery';
 import { runRetentionPass } from '../retention/retention';
+import { fireIssueMonitor } from '../monitors/monitors';
 
 export function createActivities(deps: Deps) {
   return {
@@ -66,6 +67,8 @@ export function createActivities(deps: Deps) {
     releaseHold: (holdId: string, release: ReleaseArgs) => withHeartbeat(() => releaseHold(deps, holdId, release)),
     retryOwedResumes: (holdId: string) => withHeartbeat(() => retryOwedResumes(deps, holdId)),
     resumeAfterResolution: (blockerId: string) => withHeartbeat(() => resumeAfterResolution(deps, blockerId)),
+    fireIssueMonitor: (issueId: string, version: number) =>
+      withHeartbeat(() => fireIssueMonitor(deps, issueId, version)),
     // heartbeats through the DNS lookup and the POST: a dead worker's attempt moves on within one timeout
     deliverWebhook: (deliveryId: string) => withHeartbeat(() => deliverWebhook(deps, deliveryId)),
     markWebhookDeliveryDead: (deliveryId: string, reason: string) => markWebhookDeliveryDead(deps, deliveryId, reason),

@@ -38,6 +38,10 @@ export const TreeNode: z.ZodType<TreeNodeShape> = named(
       .object({ watchedIssueId: uuid })
       .nullable()
       .meta({ description: "a watchdog's review task: the watched issue it reviews" }),
+    monitor: z
+      .object({ at: z.string().meta({ format: 'date-time' }), note: z.string().nullable() })
+      .nullable()
+      .meta({ description: 'its pending one-shot monitor: wakes its assignee at `at`' }),
     blockers: z.array(z.object({ id: uuid, runId: uuid.nullable(), nextAction: z.string() })),
     get children() {
       return z.array(TreeNode).nullable().meta({ description: 'null: not expanded in this answer' });
@@ -62,6 +66,7 @@ interface TreeNodeShape {
   heldBy: string[];
   watchdog: WatchdogBadge | null;
   reviewOf: { watchedIssueId: string } | null;
+  monitor: { at: string; note: string | null } | null;
   blockers: { id: string; runId: string | null; nextAction: string }[];
   children: TreeNodeShape[] | null;
   moreChildren: number;

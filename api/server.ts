@@ -18,6 +18,7 @@ import { registerHostRoutes } from './routes/hosts';
 import { registerSupervisionRoutes } from './routes/supervision';
 import { registerViewRoutes } from './routes/views';
 import { registerWatchdogRoutes } from './routes/watchdogs';
+import { registerMonitorRoutes } from './routes/monitors';
 import { registerWebhookRoutes } from './routes/webhooks';
 import { registerPostmortemRoutes } from './routes/postmortem';
 
@@ -127,6 +128,7 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
     );
     registerCoreRoutes(api, deps);
     registerWatchdogRoutes(api, deps);
+    registerMonitorRoutes(api, deps);
     registerHoldRoutes(api, deps);
     registerSupervisionRoutes(api, deps);
     registerExecutionBlockerRoutes(api, deps);

@@ -10,6 +10,7 @@ import { safeString } from '../domain/safe-input';
 import { ISSUE_STATUSES } from '../domain/statuses';
 import { WATCHDOG_MODES } from '../domain/watchdog';
 import { REPEAT_LIMIT_MAX } from '../domain/watchdog-recheck';
+import { MONITOR_NOTE_MAX } from '../domain/issue-monitor';
 import type { ScopedActor } from '../domain/actor';
 
 /** Path parameters, each a UUID: as a route's `params` schema, a malformed id is a 400 naming it. */
@@ -71,6 +72,19 @@ export const createIssueBody = z
     status: issueStatusSchema.optional(),
     blockedReason: blockedReasonSchema.optional(),
     watchdog: watchdogBodySchema.optional(),
+  })
+  .strict();
+/** `PUT /api/issues/:issueId/monitor` */
+export const monitorBodySchema = z
+  .object({
+    at: z.iso.datetime({ offset: true }).meta({
+      description: "when the issue's assignee is woken (reason `issue_monitor`): 1 second to 90 days ahead",
+    }),
+    note: safeString()
+      .max(MONITOR_NOTE_MAX)
+      .nullable()
+      .optional()
+      .meta({ description: "for the woken run: its wake's context holds `monitor: { at, note, version }`" }),
   })
   .strict();
 /** `PATCH /api/issues/:id` */

@@ -1,6 +1,6 @@
 /**
  * `treewarden tree`: an issue subtree as text, with the console's badges (status, assignee, run, hold,
- * watchdog and its review task, a review task's watched issue, blockers).
+ * watchdog and its review task, a review task's watched issue, a pending monitor, blockers).
  */
 import type { TreeNode } from '../client';
 
@@ -22,6 +22,7 @@ export function badgesOf(node: TreeNode): string[] {
   }
   if (node.watchdog?.reviewIssueId) badges.push(`review task ${short(node.watchdog.reviewIssueId)}`);
   if (node.reviewOf) badges.push(`review of ${short(node.reviewOf.watchedIssueId)}`);
+  if (node.monitor) badges.push(`monitor at ${node.monitor.at}`);
   return badges;
 }
 

@@ -32,6 +32,7 @@ import type {
   TreeNode,
   Wake,
   Watchdog,
+  IssueMonitor,
   Webhook,
   WebhookDeliveries,
   WorkInspection,
@@ -100,6 +101,13 @@ export function createTreewardenClient(options: TreewardenClientOptions) {
       call<Watchdog>('PUT', path`/api/issues/${issueId}/watchdog`, body),
     /** returns the removed (now disabled) watchdog; 404 when there is none */
     deleteWatchdog: (issueId: string) => call<Watchdog>('DELETE', path`/api/issues/${issueId}/watchdog`),
+    /** the pending monitor, or the last one that ended; `null` when the issue never had one */
+    getIssueMonitor: (issueId: string) => call<IssueMonitor | null>('GET', path`/api/issues/${issueId}/monitor`),
+    /** sets the issue's one-shot monitor, or refreshes a pending one */
+    putIssueMonitor: (issueId: string, body: Req.IssueMonitorRequest) =>
+      call<IssueMonitor>('PUT', path`/api/issues/${issueId}/monitor`, body),
+    /** returns the cleared monitor; 404 when none is pending */
+    deleteIssueMonitor: (issueId: string) => call<IssueMonitor>('DELETE', path`/api/issues/${issueId}/monitor`),
 
     createInteraction: (issueId: string, body: Req.CreateInteractionRequest) =>
       call<Interaction>('POST', path`/api/issues/${issueId}/interactions`, body),

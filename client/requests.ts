@@ -33,6 +33,14 @@ export interface UpdateAgentRequest {
   adapter?: AgentAdapterInput;
 }
 
+/** `PUT /api/issues/:issueId/monitor` */
+export interface IssueMonitorRequest {
+  /** ISO-8601, 1 second to 90 days ahead: the issue's assignee is woken then (reason `issue_monitor`) */
+  at: string;
+  /** for the woken run: its wake's context holds `monitor: { at, note, version }` */
+  note?: string | null;
+}
+
 export interface WatchdogConfig {
   agentId: string;
   instructions?: string | null;

@@ -51,6 +51,7 @@ export type SilenceDecision = JsonAnswer<'/api/runs/{id}/silence', 'post'>;
 export type LostHost = Schemas['LostHost'];
 
 export type Watchdog = Schemas['Watchdog'];
+export type IssueMonitor = Schemas['IssueMonitor'];
 export type Interaction = Schemas['Interaction'];
 export type InteractionAudience = Interaction['audience'];
 

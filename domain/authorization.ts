@@ -23,6 +23,7 @@ export const ACTIONS = [
   'issue.update',
   'issue.comment',
   'issue.wake',
+  'issue.monitor',
   'interaction.open',
   'interaction.resolve',
   'run.stop',
@@ -80,6 +81,8 @@ const RULES: Record<Action, Rule> = {
   'issue.comment': { what: 'commenting', run: 'own_or_scope', watchdogRun: 'own_or_scope' },
   // a watchdog restores a path by reopening or reassigning, never by waking agents itself
   'issue.wake': { what: 'waking agents', run: 'own_or_scope', watchdogRun: 'none' },
+  // seed 000: a watchdog may set or refresh a one-shot monitor on an included issue, whose assignee owns the check
+  'issue.monitor': { what: 'setting issue monitors', run: 'own_or_scope', watchdogRun: 'scope' },
   'interaction.open': { what: 'opening interactions', run: 'own_or_scope', watchdogRun: 'own_or_scope' },
   'interaction.resolve': { what: 'resolving interactions', run: 'own_or_scope', watchdogRun: 'own_or_scope' },
   'run.stop': { what: 'stopping runs, jobs and monitors', run: 'none', watchdogRun: 'none' },

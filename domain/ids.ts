@@ -8,6 +8,7 @@ export const uuidSchema = z.uuid({ message: 'must be a UUID' });
 export const workflowId = {
   taskWatchdog: (issueId: string) => `task-watchdog:${issueId}`,
   treeHold: (holdId: string) => `tree-hold:${holdId}`,
+  issueMonitor: (issueId: string) => `issue-monitor:${issueId}`,
   agentRun: (runId: string) => `agent-run:${runId}`,
   backgroundJob: (jobId: string) => `background-job:${jobId}`,
   blockerResolution: (blockerId: string) => `execution-blocker:${blockerId}`,

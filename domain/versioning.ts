@@ -7,9 +7,9 @@
  *   workers until the runs pinned to it have ended (`treewarden rollout wait-drained`).
  * - AUTO_UPGRADE: an execution moves to the current build at its next workflow task, so every change to its code
  *   goes through `patched()` (CONTRIBUTING) and is replay-checked before a rollout (`treewarden rollout
- *   check-replay`). For the entities that live as long as their row: a watchdog lives for months and a hold until
- *   its release, and pinning them would keep an old build running as long. (Moving a pinned execution at
- *   continue-as-new needs a newer server than 1.29.)
+ *   check-replay`). For the entities that live as long as their row: a watchdog lives for months, a hold until its
+ *   release and a monitor until its time (up to 90 days), and pinning them would keep an old build running as long.
+ *   (Moving a pinned execution at continue-as-new needs a newer server than 1.29.)
  */
 import type { VersioningBehavior } from '@temporalio/common';
 
@@ -22,6 +22,7 @@ export const VERSIONING_BEHAVIORS = {
   webhookDeliveryWorkflow: 'PINNED',
   taskWatchdogWorkflow: 'AUTO_UPGRADE',
   treeHoldWorkflow: 'AUTO_UPGRADE',
+  issueMonitorWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
 export type WorkflowTypeName = keyof typeof VERSIONING_BEHAVIORS;

@@ -22,6 +22,8 @@ export interface SubtreeNode {
   createdAtMs: number;
   hasLiveRun: boolean;
   hasQueuedWake: boolean;
+  /** a one-shot monitor will wake its assignee later (domain/issue-monitor.ts): a waiting path, as a queued wake */
+  hasPendingMonitor: boolean;
   hasAnyRun: boolean;
   blockerIds: readonly string[];
   pendingInteractionIds: readonly string[];
@@ -114,7 +116,7 @@ export function classifySubtree(
     return { ...base, state: 'incomplete', incompleteIssueIds };
   }
   const liveIssueIds = included
-    .filter((n) => n.hasLiveRun || n.hasQueuedWake)
+    .filter((n) => n.hasLiveRun || n.hasQueuedWake || n.hasPendingMonitor)
     .map((n) => n.id)
     .sort();
   if (liveIssueIds.length > 0) return { ...base, state: 'live', liveIssueIds };

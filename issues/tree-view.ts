@@ -1,6 +1,6 @@
 /**
  * An issue subtree for people (the console's tree page, `treewarden tree`): each node with its status,
- * assignee, latest run, holds, watchdog and active execution blockers. Read level by level so a large
+ * assignee, latest run, holds, watchdog, pending monitor and active execution blockers. Read level by level so a large
  * tree is fetched as it is expanded, never whole.
  */
 import type { Db } from '../db/prisma';
@@ -37,6 +37,8 @@ export interface TreeNode {
   watchdog: WatchdogBadge | null;
   /** a watchdog's review task: the watched issue it reviews */
   reviewOf: { watchedIssueId: string } | null;
+  /** its pending one-shot monitor: wakes its assignee at `at` (ISO-8601) */
+  monitor: { at: string; note: string | null } | null;
   blockers: { id: string; runId: string | null; nextAction: string }[];
   /** null when not expanded in this answer ([] for a leaf) */
   children: TreeNode[] | null;
@@ -66,10 +68,10 @@ const issueSelect = {
   _count: { select: { children: true } },
 } as const;
 
-/** Badges for a batch of issues: four statements per level, whatever its width. */
+/** Badges for a batch of issues: five statements per level, whatever its width. */
 async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[]>): Promise<TreeNode[]> {
   const ids = rows.map((r) => r.id);
-  const [runs, holds, watchdogs, blockers] = await Promise.all([
+  const [runs, holds, watchdogs, monitors, blockers] = await Promise.all([
     db.run.findMany({
       where: { issueId: { in: ids } },
       distinct: ['issueId'],
@@ -84,6 +86,10 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
       where: { activeIssueId: { in: ids } },
       select: { id: true, issueId: true, mode: true, lastEvaluation: true, triggerCount: true, reviewIssueId: true },
     }),
+    db.issueMonitor.findMany({
+      where: { issueId: { in: ids }, status: 'pending' },
+      select: { issueId: true, at: true, note: true },
+    }),
     db.executionBlocker.findMany({
       where: { issueId: { in: ids }, status: 'active' },
       orderBy: { createdAt: 'asc' },
@@ -92,9 +98,11 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
   ]);
   const runOf = new Map(runs.map((r) => [r.issueId, r]));
   const watchdogOf = new Map(watchdogs.map((w) => [w.issueId, w]));
+  const monitorOf = new Map(monitors.map((m) => [m.issueId, m]));
   return rows.map((row) => {
     const run = runOf.get(row.id);
     const watchdog = watchdogOf.get(row.id);
+    const monitor = monitorOf.get(row.id);
     const rooted = holds.filter((h) => h.rootIssueId === row.id).map((h) => ({ id: h.id }));
     return {
       id: row.id,
@@ -125,6 +133,7 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
           }
         : null,
       reviewOf: row.originKind === TASK_WATCHDOG_ORIGIN && row.originId ? { watchedIssueId: row.originId } : null,
+      monitor: monitor ? { at: monitor.at.toISOString(), note: monitor.note } : null,
       blockers: blockers
         .filter((b) => b.issueId === row.id)
         .map((b) => ({ id: b.id, runId: b.runId, nextAction: b.nextAction })),

@@ -16,6 +16,7 @@ import {
   blockerResolved,
   holdInterruptsRun,
   inspectionProbesHost,
+  issueMonitorRefreshedThenFired,
   monitorStopsWithOwner,
   retentionPasses,
   runFails,
@@ -43,6 +44,7 @@ async function record() {
     const delivered = await webhookDelivered(h, c);
     const givenUp = await webhookGivenUp(h, c);
     const retention = await retentionPasses(h);
+    const monitor = await issueMonitorRefreshedThenFired(h, c);
     const executions: Record<string, string> = {
       'task-watchdog.wake-then-removed': watchdog.watchdogWorkflowId,
       'task-watchdog.recheck-then-removed': rechecked.watchdogWorkflowId,
@@ -59,6 +61,7 @@ async function record() {
       'webhook-delivery.delivered': delivered,
       'webhook-delivery.dead': givenUp,
       'retention.pass': retention.workflowId,
+      'issue-monitor.refreshed-then-fired': monitor.monitorWorkflowId,
     };
     await save(h, executions);
   } finally {

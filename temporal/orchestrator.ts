@@ -1,6 +1,7 @@
 /** The service layer's view of Temporal: start, signal and cancel the entity workflows. */
 import type { PauseApplied, ReleaseArgs, ResumeReport } from '../domain/hold-contract';
 import type { HostProbeAnswer, HostProbeRequest } from '../domain/host-probe';
+import type { MonitorSchedule } from '../domain/issue-monitor';
 
 export interface RunStart {
   runId: string;
@@ -21,6 +22,13 @@ export interface HoldStart {
   companyId: string;
   rootIssueId: string;
   title: string;
+}
+
+export interface IssueMonitorStart {
+  issueId: string;
+  companyId: string;
+  title: string;
+  schedule: MonitorSchedule;
 }
 
 export interface ReleaseRequest extends ReleaseArgs {
@@ -68,6 +76,10 @@ export interface Orchestrator {
   watchdogRemoved(issueId: string, watchdogId: string): Promise<void>;
   /** On worker start: starts the watchdog's workflow when missing, without re-evaluating a running one. */
   recoverWatchdog(watchdog: WatchdogStart): Promise<void>;
+  /** Tells the issue's monitor workflow its schedule, starting the workflow when it is not running. */
+  scheduleIssueMonitor(monitor: IssueMonitorStart): Promise<void>;
+  /** Tells the issue's monitor workflow its monitor was cleared at `version` (a no-op when none runs). */
+  issueMonitorCleared(issueId: string, version: number): Promise<void>;
   /** Starts the hold's workflow (a no-op when it runs already); its workflow applies the pause by itself. */
   launchHold(hold: HoldStart): Promise<void>;
   /** Starts the hold's workflow when it is missing and returns once the pause is applied. */

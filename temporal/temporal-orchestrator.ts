@@ -11,10 +11,19 @@ import { workflowId } from '../domain/ids';
 import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-attributes';
 import { holdNotActive, isHoldNotActive } from '../domain/hold-contract';
 import { companyPriority, priorityDetails, type TaskPriorityKind } from '../domain/task-priority';
-import type { hostProbeWorkflow, taskWatchdogWorkflow, treeHoldWorkflow, webhookDeliveryWorkflow } from '../workflows';
+import type {
+  hostProbeWorkflow,
+  issueMonitorWorkflow,
+  taskWatchdogWorkflow,
+  treeHoldWorkflow,
+  webhookDeliveryWorkflow,
+} from '../workflows';
+import type { MonitorSchedule } from '../domain/issue-monitor';
 import {
   awaitPauseAppliedUpdate,
   companyCapFreedSignal,
+  issueMonitorClearedSignal,
+  issueMonitorSetSignal,
   releaseHoldUpdate,
   subtreeChangedSignal,
   watchdogRecoverySignal,
@@ -238,6 +247,25 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       await client.workflow
         .getHandle(workflowId.taskWatchdog(issueId))
         .signal(watchdogRemovedSignal, { watchdogId })
+        .catch(ignore(WorkflowNotFoundError));
+    },
+    async scheduleIssueMonitor({ issueId, companyId, title, schedule }) {
+      await client.workflow.signalWithStart<typeof issueMonitorWorkflow, [MonitorSchedule]>('issueMonitorWorkflow', {
+        workflowId: workflowId.issueMonitor(issueId),
+        taskQueue,
+        args: [{ issueId, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
+        signal: issueMonitorSetSignal,
+        signalArgs: [schedule],
+        typedSearchAttributes: attributes('issue_monitor', companyId, issueId, 'waiting'),
+        memo: { issueTitle: title },
+        staticSummary: `Monitor on "${title}"`,
+        ...fairly(companyId, 'evaluation'),
+      });
+    },
+    async issueMonitorCleared(issueId, version) {
+      await client.workflow
+        .getHandle(workflowId.issueMonitor(issueId))
+        .signal(issueMonitorClearedSignal, { version })
         .catch(ignore(WorkflowNotFoundError));
     },
     launchHold,

@@ -29,7 +29,7 @@ const cli = (args: string[], token: string) =>
     TREEWARDEN_TOKEN: token,
   });
 
-test('tree prints the subtree with status, assignee, run, hold and watchdog badges; pause holds it', async () => {
+test('tree prints the subtree with status, assignee, run, hold, watchdog and monitor badges; pause holds it', async () => {
   const c = await seedCompany(h, 'Acme cli');
   const agent = await c.agent({ type: 'noop' }, { name: 'builder' });
   const top = await c.issue({ title: 'Ship v2' });
@@ -38,12 +38,15 @@ test('tree prints the subtree with status, assignee, run, hold and watchdog badg
   await c.issue({ title: 'Frontend', parentId: top.id });
   const put = await h.request('PUT', `/api/issues/${top.id}/watchdog`, c.token, { agentId: agent.id });
   expect(put.status).toBe(201);
+  const monitorAt = new Date(Date.now() + 3_600_000).toISOString();
+  expect((await h.request('PUT', `/api/issues/${mid.id}/monitor`, c.token, { at: monitorAt })).status).toBe(201);
 
   const printed = await cli(['tree', top.id], c.token);
   expect(printed).toMatchObject({ code: 0, stderr: '' });
   const lines = printed.stdout.trimEnd().split('\n');
   expect(lines[0]).toMatch(new RegExp(`^Ship v2 {2}\\[todo\\] {2}watchdog.* {2}${top.id}$`));
   expect(lines[1]).toMatch(/^├─ Backend {2}\[todo\] {2}@builder {2}/);
+  expect(lines[1]).toContain(`monitor at ${monitorAt}`);
   expect(lines[2]).toMatch(/^│ {2}└─ Schema {2}\[done\]/);
   expect(lines[3]).toMatch(/^└─ Frontend {2}\[todo\]/);
 

@@ -152,6 +152,21 @@ test("a watched issue and its review task link to each other, and the feed shows
   await context.close();
 });
 
+test("an issue's pending monitor shows on its badges, with its time and note", async () => {
+  const issue = await acme.issue({ title: 'Checked tomorrow', assigneeAgentId: (await acme.agent()).id });
+  const at = new Date(Date.now() + 86_400_000).toISOString();
+  const put = await h.request('PUT', `/api/issues/${issue.id}/monitor`, acme.token, { at, note: 'is it green?' });
+  expect(put.status).toBe(201);
+  const { context, page } = await signedIn(acme.token);
+  await page.goto(`/ui/issues/${issue.id}`);
+  const badge = page.locator(`#badges-${issue.id} [data-monitor-at]`);
+  expect([await badge.getAttribute('data-monitor-at'), await badge.getAttribute('title')]).toEqual([
+    at,
+    'is it green?',
+  ]);
+  await context.close();
+});
+
 test("editing an observe-mode watchdog's instructions in the console keeps it observing and wakes nobody", async () => {
   const watcher = await acme.agent();
   const root = await acme.issue({ title: 'Observed rollout' });

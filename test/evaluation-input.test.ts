@@ -1,7 +1,8 @@
 /**
  * @module The evaluation's one read (watchdogs/subtree-snapshot.ts): every walked issue comes back once with its
- * run facts, and every sparse fact (queued wake, blocker, pending interaction, active execution blocker) lands on
- * its issue and nowhere else; facts that no longer hold, and the review task's subtree, are left out.
+ * run facts, and every sparse fact (queued wake, pending monitor, blocker, pending interaction, active execution
+ * blocker) lands on its issue and nowhere else; facts that no longer hold, and the review task's subtree, are left
+ * out.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/prisma';
@@ -75,6 +76,11 @@ test('each walked issue once, with its own facts; stale facts and the review sub
   await wake(id.a2, 'queued');
   await wake(id.a2, 'queued');
   await wake(id.b, 'claimed');
+  // a pending monitor is a fact of its issue; one that fired is not
+  const monitor = (issueId: string, status: 'pending' | 'fired') =>
+    db.issueMonitor.create({ data: { companyId, issueId, at: new Date(Date.now() + 3_600_000), status } });
+  await monitor(id.a1, 'pending');
+  await monitor(id.b, 'fired');
   const watchdog = await db.watchdog.create({
     data: {
       companyId,
@@ -103,6 +109,7 @@ test('each walked issue once, with its own facts; stale facts and the review sub
     hasAnyRun: false,
     hasLiveRun: false,
     hasQueuedWake: false,
+    hasPendingMonitor: false,
     blockerIds: [],
     pendingInteractionIds: [],
     executionBlockerIds: [],
@@ -113,7 +120,12 @@ test('each walked issue once, with its own facts; stale facts and the review sub
     [
       facts(id.root, null, 1, 'in_progress'),
       { ...facts(id.a, id.root, 2, 'in_progress'), assigneeAgentId: agentId, hasAnyRun: true, hasLiveRun: true },
-      { ...facts(id.a1, id.a, 3, 'blocked'), hasAnyRun: true, blockerIds: [id.a2, id.b].sort() },
+      {
+        ...facts(id.a1, id.a, 3, 'blocked'),
+        hasAnyRun: true,
+        hasPendingMonitor: true,
+        blockerIds: [id.a2, id.b].sort(),
+      },
       {
         ...facts(id.a2, id.a, 3, 'todo'),
         assigneeAgentId: agentId,

@@ -42,7 +42,7 @@ export interface EvaluationInput {
 }
 
 /** Facts most issues do not have, read as rows of their own rather than as columns on every node. */
-type SparseFact = 'queued_wake' | 'blocker' | 'pending_interaction' | 'execution_blocker';
+type SparseFact = 'queued_wake' | 'pending_monitor' | 'blocker' | 'pending_interaction' | 'execution_blocker';
 
 type Header = Pick<EvaluationInput, 'watchdog' | 'review'>;
 
@@ -53,7 +53,7 @@ type Row =
       SubtreeNode,
       'id' | 'parentId' | 'depth' | 'status' | 'assigneeAgentId' | 'createdAtMs' | 'hasAnyRun' | 'hasLiveRun'
     >)
-  /** `ref` is the blocker, interaction or execution blocker; null for a queued wake */
+  /** `ref` is the blocker, interaction or execution blocker; null for a queued wake or a pending monitor */
   | { kind: SparseFact; id: string; ref: string | null };
 
 /**
@@ -79,6 +79,8 @@ function walkWithFacts(root: Prisma.Sql): Prisma.Sql {
     facts AS (
       SELECT 'queued_wake' AS kind, "issueId", NULL AS ref
         FROM "WakeRequest" WHERE status = 'queued' AND "issueId" IN (SELECT id FROM t)
+      UNION ALL SELECT 'pending_monitor', "issueId", NULL
+        FROM "IssueMonitor" WHERE status = 'pending' AND "issueId" IN (SELECT id FROM t)
       UNION ALL SELECT 'blocker', "issueId", "blockerIssueId"::text
         FROM "IssueBlocker" WHERE "issueId" IN (SELECT id FROM t)
       UNION ALL SELECT 'pending_interaction', "issueId", id::text
@@ -113,6 +115,7 @@ function assembleNodes(rows: Row[]): SubtreeNode[] {
       hasAnyRun: row.hasAnyRun,
       hasLiveRun: row.hasLiveRun,
       hasQueuedWake: false,
+      hasPendingMonitor: false,
       blockerIds: NO_IDS,
       pendingInteractionIds: NO_IDS,
       executionBlockerIds: NO_IDS,
@@ -122,6 +125,7 @@ function assembleNodes(rows: Row[]): SubtreeNode[] {
     if (row.kind === 'node' || row.kind === 'header') continue;
     const node = nodes.get(row.id)!;
     if (row.kind === 'queued_wake') node.hasQueuedWake = true;
+    else if (row.kind === 'pending_monitor') node.hasPendingMonitor = true;
     else if (row.kind === 'blocker') node.blockerIds = [...node.blockerIds, row.ref!];
     else if (row.kind === 'pending_interaction') node.pendingInteractionIds = [...node.pendingInteractionIds, row.ref!];
     else node.executionBlockerIds = [...node.executionBlockerIds, row.ref!];

@@ -18,6 +18,7 @@ import { offerCompanyCapSlotsOf } from '../runs/company-cap';
 import { startDeliveryDispatcher } from '../notifications/dispatcher';
 import { startChangeDispatcher } from '../changes/dispatcher';
 import { startHoldDispatcher } from '../holds/start-dispatcher';
+import { pendingIssueMonitors, scheduleOf } from '../monitors/monitors';
 import { metricsInterceptor } from './metrics-interceptor';
 import { UNTRACED, type Tracing } from '../runtime/tracing';
 import { activityTracing, workflowSpanSinks } from './tracing';
@@ -152,10 +153,11 @@ const BECOME_CURRENT_DEADLINE_MS = 60_000;
 /**
  * Recovery on worker start: every active watchdog gets its workflow back (a recovery ping starts a
  * missing one and leaves a running one as it is, so a fleet's rolling restart does not re-evaluate
- * every watched subtree), queued runs whose workflow never started are started, and the companies with runs waiting
- * for their cap offer the slots they have free.
+ * every watched subtree), queued runs whose workflow never started are started, the companies with runs waiting
+ * for their cap offer the slots they have free, and every pending issue monitor is scheduled again (a no-op where its
+ * workflow waits; a set whose signal was lost gets its workflow).
  */
-export async function recoverWorkflows(deps: Deps): Promise<{ watchdogs: number; runs: number }> {
+export async function recoverWorkflows(deps: Deps): Promise<{ watchdogs: number; runs: number; monitors: number }> {
   const watchdogs = await activeWatchdogs(deps);
   await forEachConcurrently(watchdogs, RECOVERY_CONCURRENCY, (w) =>
     deps.orchestrator.recoverWatchdog({
@@ -184,7 +186,16 @@ export async function recoverWorkflows(deps: Deps): Promise<{ watchdogs: number;
     select: { companyId: true },
   });
   await forEachConcurrently(capped, RECOVERY_CONCURRENCY, ({ companyId }) => offerCompanyCapSlotsOf(deps, companyId));
-  return { watchdogs: watchdogs.length, runs: queued.length };
+  const monitors = await pendingIssueMonitors(deps.db);
+  await forEachConcurrently(monitors, RECOVERY_CONCURRENCY, (monitor) =>
+    deps.orchestrator.scheduleIssueMonitor({
+      issueId: monitor.issueId,
+      companyId: monitor.companyId,
+      title: monitor.issue.title,
+      schedule: scheduleOf(monitor),
+    }),
+  );
+  return { watchdogs: watchdogs.length, runs: queued.length, monitors: monitors.length };
 }
 
 // one round trip to Temporal each: 10,000 watchdogs one after another kept a worker from polling for a minute
@@ -195,7 +206,9 @@ const RECOVERY_CONCURRENCY = 16;
  * a rollout of N workers costs one pass over the watchdogs, not N. Between passes each watchdog's own safety tick and
  * the change outbox keep it going; what a worker recovers for its own host (adoptions, orphans) it does at every start.
  */
-export async function recoverWorkflowsOncePerFleet(deps: Deps): Promise<{ watchdogs: number; runs: number } | null> {
+export async function recoverWorkflowsOncePerFleet(
+  deps: Deps,
+): Promise<Awaited<ReturnType<typeof recoverWorkflows>> | null> {
   const claimedBy = `${deps.hostId}/${process.pid}`;
   const leaseSeconds = deps.config.TREEWARDEN_FLEET_RECOVERY_EVERY_MS / 1000;
   const claimed = await deps.db.$queryRaw<{ chore: string }[]>`

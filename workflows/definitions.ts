@@ -2,6 +2,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { EvaluationSummary } from '../domain/watchdog';
 import type { PauseApplied, ReleaseArgs, ResumeReport } from '../domain/hold-contract';
+import type { MonitorSchedule } from '../domain/issue-monitor';
 
 export interface SubtreeChange {
   watchdogId: string;
@@ -57,6 +58,11 @@ export interface HoldWorkflowState {
 export const awaitPauseAppliedUpdate = defineUpdate<PauseApplied>('awaitPauseApplied');
 export const releaseHoldUpdate = defineUpdate<ResumeReport, [ReleaseArgs]>('release');
 export const holdStateQuery = defineQuery<HoldWorkflowState>('state');
+
+/** An issue monitor set or refreshed: its workflow waits for this schedule (a newer version wins). */
+export const issueMonitorSetSignal = defineSignal<[MonitorSchedule]>('issueMonitorSet');
+/** An issue monitor cleared at this version: its workflow stops waiting (a newer set wins). */
+export const issueMonitorClearedSignal = defineSignal<[{ version: number }]>('issueMonitorCleared');
 
 export interface RunWorkflowInput {
   runId: string;

@@ -4,6 +4,7 @@ export { backgroundJobWorkflow } from './background-job';
 export { blockerResolutionWorkflow } from './blocker-resolution';
 export { taskWatchdogWorkflow } from './task-watchdog';
 export { treeHoldWorkflow } from './tree-hold';
+export { issueMonitorWorkflow } from './issue-monitor';
 export { hostProbeWorkflow } from './host-probe';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { retentionWorkflow } from './retention';

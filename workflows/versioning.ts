@@ -5,6 +5,7 @@ import { agentRunWorkflow } from './agent-run';
 import { backgroundJobWorkflow } from './background-job';
 import { blockerResolutionWorkflow } from './blocker-resolution';
 import { hostProbeWorkflow } from './host-probe';
+import { issueMonitorWorkflow } from './issue-monitor';
 import { retentionWorkflow } from './retention';
 import { taskWatchdogWorkflow } from './task-watchdog';
 import { treeHoldWorkflow } from './tree-hold';
@@ -19,6 +20,7 @@ const WORKFLOWS: Record<WorkflowTypeName, Workflow> = {
   webhookDeliveryWorkflow,
   taskWatchdogWorkflow,
   treeHoldWorkflow,
+  issueMonitorWorkflow,
 };
 
 // a getter, read when an execution is initialised on a worker: only a versioned worker may declare a behaviour

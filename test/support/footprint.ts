@@ -20,6 +20,7 @@ export async function companyFootprint(db: Db, companyId: string) {
     evidence: await db.gateEvidence.count({ where: { run: { companyId } } }),
     interactions: await db.interaction.findMany({ where, select: { id: true, status: true }, orderBy: { id: 'asc' } }),
     holds: await db.treeHold.count({ where }),
+    monitors: await db.issueMonitor.findMany({ where, select: { issueId: true, status: true, version: true } }),
     watchdogs: await db.watchdog.count({ where }),
     agents: await db.agent.findMany({ where, select: { id: true, name: true, status: true }, orderBy: { id: 'asc' } }),
     activity: await db.activityLog.count({ where }),

@@ -51,6 +51,7 @@ const EXPECTED: Record<Action, { run: Reach[]; watchdogRun: Reach[] }> = {
   'issue.update': { run: OWN_OR_SCOPE, watchdogRun: OWN_OR_SCOPE },
   'issue.comment': { run: OWN_OR_SCOPE, watchdogRun: OWN_OR_SCOPE },
   'issue.wake': { run: OWN_OR_SCOPE, watchdogRun: NONE },
+  'issue.monitor': { run: OWN_OR_SCOPE, watchdogRun: ['scope'] },
   'interaction.open': { run: OWN_OR_SCOPE, watchdogRun: OWN_OR_SCOPE },
   'interaction.resolve': { run: OWN_OR_SCOPE, watchdogRun: OWN_OR_SCOPE },
   'run.stop': { run: NONE, watchdogRun: NONE },

@@ -32,6 +32,7 @@ function node(id: string, parentId: string | null, depth: number, overrides: Par
     createdAtMs: LONG_AGO.getTime(),
     hasLiveRun: false,
     hasQueuedWake: false,
+    hasPendingMonitor: false,
     hasAnyRun: true,
     blockerIds: [],
     pendingInteractionIds: [],
@@ -62,6 +63,7 @@ describe('classifySubtree: live path', () => {
   test.each([
     ['a live run', { hasLiveRun: true }],
     ['a queued wake', { hasQueuedWake: true }],
+    ['a pending monitor', { hasPendingMonitor: true }],
   ])('%s anywhere in the subtree keeps it live, with no fingerprint to review', (_what, live) => {
     const result = classify(smallTree({ a1: live }));
     expect(result).toMatchObject({
