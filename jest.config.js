@@ -10,10 +10,10 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!(content-disposition|cookie|@apidevtools/json-schema-ref-parser)/)'],
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testTimeout: 120_000, // workflow bundling + Worker start take seconds
-  // One file at a time. Two at a time took the run from 33 to 18 minutes, but beside test/worker-kills.test.ts the
-  // soak twice left runs `running` with no host (their agent never started) at its start: a defect of a loaded
-  // host, not yet found (CONTRIBUTING.md, "The spec: tiers and budget"), so the spec stays serial until it is.
-  maxWorkers: 1,
+  // Two files at a time: most files wait (agents sleeping, timers), and two took jest from 1,527 s to about 1,060 s on
+  // the 2-core CI machine. Files share the dev server, each with its own database, task queue and worker deployment
+  // (two stacks polling as one deployment version left one's runs unstarted: testing/service-stack.ts).
+  maxWorkers: 2,
   // the run's wall time and its 15 slowest files, on screen and in .tmp/test-times.txt (CONTRIBUTING: the budget)
   reporters: ['default', '<rootDir>/testing/slowest-files-reporter.cjs'],
   globalSetup: '<rootDir>/testing/global-setup.ts', // one temporal dev server + PG template for the whole run
