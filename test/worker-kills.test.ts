@@ -1,115 +1,31 @@
 /**
- * @module Worker processes killed with SIGKILL in the middle of an activity lose nothing: a watchdog
- * evaluation still gives exactly one wake, a release fan-out still gives every owed resume exactly
- * once, a restarted worker brings back every active watchdog's workflow, and a run whose worker
- * died is adopted by the next worker of its host and ends once, with its agent's own exit code.
+ * @module Worker processes killed with SIGKILL in the middle of their work lose nothing: a watchdog evaluation still
+ * gives exactly one wake, a restarted worker brings back every active watchdog's workflow, and a run whose worker died
+ * is adopted by the next worker of its host and ends once, with its agent's own exit code. (Kills in a release's
+ * fan-out and a resolved blocker's resume: test/release-kills.test.ts.)
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { temporal } from '@temporalio/proto';
 import { workflowId } from '../domain/ids';
 import { isAlive, ownedProcesses } from '../processes/process-table';
 import { runFiles } from '../runs/run-files';
 import { subtreeChangedSignal } from '../workflows/definitions';
-import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
-import { expectResumedExactlyOnce, pausedFamily } from './support/paused-family';
+import { eventually, seedCompany, type Harness } from '../testing/harness';
+import { workerRunning, type WorkerFleet } from '../testing/worker-fleet';
+import { startKillFleet, trialsUntilLanded, type KillFleet } from './support/kill-trials';
 import { seededRandom } from './support/seeded-random';
-import { workerFleet, workerRunning, type WorkerFleet } from '../testing/worker-fleet';
 
+let kills: KillFleet;
 let h: Harness;
 let fleet: WorkerFleet;
 beforeAll(async () => {
-  // a dead worker's activity moves to a live one after 4 s instead of the production 10 s (shorter
-  // risks timing out live activities on a loaded 2-core machine)
-  h = await startHarness(
-    // every worker start recovers (no fleet-wide lease): the recovery itself is what one test here checks
-    {
-      TREEWARDEN_HEARTBEAT_TIMEOUT_MS: '4000',
-      TREEWARDEN_FIRST_RUN_GRACE_MS: '1',
-      TREEWARDEN_FLEET_RECOVERY_EVERY_MS: '1',
-    },
-    { inProcessWorker: false },
-  );
-  fleet = workerFleet(h);
-  await Promise.all([fleet.start(), fleet.start()]);
+  kills = await startKillFleet();
+  ({ h, fleet } = kills);
 });
 afterAll(async () => {
-  await Promise.allSettled(replacements);
-  await fleet?.close();
-  await h?.close();
+  await kills?.close();
 });
-
-/**
- * Waits until `activityType` is running for the workflow, waits `delayMs` more, and kills the
- * worker process running it; a replacement starts at once. True when the kill landed while the
- * activity was still in flight.
- */
-async function killMidActivity(
-  id: string,
-  activityType: string,
-  delayMs: number,
-  until: () => boolean,
-): Promise<boolean> {
-  let identity: string | null = null;
-  while (!identity && !until()) {
-    identity = await workerRunning(h.services.client, id, activityType).catch(() => null);
-    if (!identity) await sleep(10);
-  }
-  if (!identity) return false;
-  await sleep(delayMs);
-  const victim = fleet.workers.find((w) => w.identity === identity);
-  if (!victim) return false;
-  const inFlight = (await workerRunning(h.services.client, id, activityType).catch(() => null)) === identity;
-  await fleet.kill(victim);
-  // the surviving worker takes the retried activity; the replacement joins when it is ready
-  replacements.push(fleet.start());
-  return inFlight;
-}
-
-const replacements: Promise<unknown>[] = [];
-/** Trials go on while a replacement starts, unless no worker is left to kill. */
-const fleetRestored = async () => {
-  if (fleet.workers.length < 1) await Promise.all(replacements.splice(0));
-};
-
-/**
- * The watchdog evaluates in the workflow task that delivers its change (a local activity): waits until a workflow task
- * of `id` has started, waits `delayMs` more and kills every worker (the one running the task among them); two
- * replacements start. The kill landed mid-task when the server then timed that task out (see `timedOutTasks`).
- */
-async function killDuringWorkflowTask(id: string, delayMs: number, until: () => boolean): Promise<void> {
-  const started = temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED;
-  for (;;) {
-    if (until()) return;
-    const description = await h.services.client.workflow
-      .getHandle(id)
-      .describe()
-      .catch(() => null);
-    if (description?.raw.pendingWorkflowTask?.state === started) break;
-    await sleep(5);
-  }
-  await sleep(delayMs);
-  await Promise.all(fleet.workers.map((w) => fleet.kill(w)));
-  replacements.push(fleet.start(), fleet.start());
-}
-
-/**
- * Runs `trial` until `wanted` of its kills landed in flight (a kill that lands after the work finished proves
- * nothing), at most `max` times; returns how many landed. Sized to prove the property at each random point a kill
- * lands, not to count throughput: the many-trial versions are `npm run bench` scenarios' job.
- */
-async function trialsUntilLanded(wanted: number, max: number, trial: (n: number) => Promise<boolean>) {
-  let landed = 0;
-  for (let n = 0; n < max && landed < wanted; n++) if (await trial(n)) landed++;
-  return landed;
-}
-
-const timedOutTasks = async (id: string) =>
-  ((await h.services.client.workflow.getHandle(id).fetchHistory()).events ?? []).filter(
-    (e) => e.workflowTaskTimedOutEventAttributes,
-  ).length;
 
 test('a worker killed mid-evaluation still gives exactly one wake after recovery', async () => {
   const random = seededRandom(3);
@@ -134,9 +50,9 @@ test('a worker killed mid-evaluation still gives exactly one wake after recovery
     // the killed task times out (10 s), the replacement workers start and evaluate 2,000 leaves: minutes on a
     // loaded 2-core machine
     const watching = eventually('the watchdog wake', async () => (woke = (await wakes()) > 0), 180_000);
-    await killDuringWorkflowTask(workflowId.taskWatchdog(root.id), Math.floor(random() * 100), () => woke);
+    await kills.killDuringWorkflowTask(workflowId.taskWatchdog(root.id), Math.floor(random() * 100), () => woke);
     await watching;
-    const landedMidTask = (await timedOutTasks(workflowId.taskWatchdog(root.id))) > 0;
+    const landedMidTask = (await kills.timedOutTasks(workflowId.taskWatchdog(root.id))) > 0;
     // later evaluations of the same stop (the retry, a recovery signal) add nothing
     const evaluatedAt = async () =>
       (
@@ -151,102 +67,10 @@ test('a worker killed mid-evaluation still gives exactly one wake after recovery
       .signal(subtreeChangedSignal, { watchdogId: put.body.id, reason: 'nudge' });
     await eventually('a later evaluation', async () => (await evaluatedAt()) > first, 60_000);
     expect(await wakes()).toBe(1);
-    await fleetRestored();
+    await kills.fleetRestored();
     return landedMidTask;
   });
   expect(landed).toBe(2);
-}, 900_000);
-
-test('a worker killed at random points of a release fan-out: every owed resume exactly once (5 kills that land)', async () => {
-  const random = seededRandom(7);
-  const c = await seedCompany(h);
-  // a miss (the fan-out ended before the random delay, as under a lighter load) halves the delay's range
-  let maxDelayMs = 150;
-  const landed = await trialsUntilLanded(5, 15, async () => {
-    const { parent, holdId, interrupted, childIds } = await pausedFamily(h, c, 4);
-
-    let answered = false;
-    const releasing = h
-      .request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {})
-      .finally(() => (answered = true));
-    const inFlight = await killMidActivity(
-      workflowId.treeHold(holdId),
-      'releaseHold',
-      Math.floor(random() * maxDelayMs),
-      () => answered,
-    );
-    if (!inFlight) maxDelayMs /= 2;
-    await expectResumedExactlyOnce(h, await releasing, { childIds, interrupted });
-    await fleetRestored();
-    return inFlight;
-  });
-  // the kills must have hit the fan-out itself, or the trials prove little
-  expect(landed).toBe(5);
-}, 900_000);
-
-test("a worker killed while dispatching a resolved blocker's resume: still exactly one resume (a kill that lands)", async () => {
-  const random = seededRandom(11);
-  const c = await seedCompany(h);
-  // mid-`sleep` without a checkpoint (unknown outcome); the resumed run exits at once
-  const agent = await c.agent({
-    type: 'process',
-    command: 'sh',
-    args: [
-      '-c',
-      '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait',
-    ],
-  });
-  const landed = await trialsUntilLanded(1, 8, async (trial) => {
-    const parent = await c.issue({ title: `stranded ${trial}` });
-    const child = await c.issue({
-      title: `child ${trial}`,
-      parentId: parent.id,
-      assigneeAgentId: agent.id,
-      status: 'in_progress',
-    });
-    const runId: string = (await h.request('POST', `/api/issues/${child.id}/wake`, c.token, {})).body.runId;
-    await eventually('the agent is mid-command', async () => existsSync(runFiles(runId, null).journal), 60_000);
-    const hold = await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' });
-    await eventually(
-      'the stop verified',
-      async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).status === 'cancelled',
-      60_000,
-    );
-    expect(
-      (await h.request('POST', `/api/issues/${parent.id}/tree-holds/${hold.body.id}/release`, c.token, {})).body
-        .skipped,
-    ).toEqual([{ issueId: child.id, reason: 'execution_blocker' }]);
-    const blocker = await h.services.db.executionBlocker.findFirstOrThrow({ where: { runId } });
-
-    let dispatched = false;
-    const resumedRuns = () =>
-      h.services.db.run.findMany({ where: { issueId: child.id, wakeReason: 'issue_tree_resumed' } });
-    const resolving = h.request('POST', `/api/execution-blockers/${blocker.id}/resolve`, c.token, {
-      resolution: 'no_external_effects',
-    });
-    const watching = eventually('the resume', async () => (dispatched = (await resumedRuns()).length > 0), 120_000);
-    const inFlight = await killMidActivity(
-      workflowId.blockerResolution(blocker.id),
-      'resumeAfterResolution',
-      Math.floor(random() * 40),
-      () => dispatched,
-    );
-    expect((await resolving).status).toBe(200);
-    await watching;
-    await eventually(
-      'the resolution workflow completed',
-      async () =>
-        (await h.services.client.workflow.getHandle(workflowId.blockerResolution(blocker.id)).describe()).status
-          .name === 'COMPLETED',
-      120_000,
-    );
-    expect(await resumedRuns()).toHaveLength(1);
-    expect(await h.services.db.resumeClaim.count({ where: { interruptedRunId: runId } })).toBe(1);
-    await fleetRestored();
-    return inFlight;
-  });
-  // the dispatch is short: some kills land after it finished, but one must land inside it
-  expect(landed).toBe(1);
 }, 900_000);
 
 test('a worker that starts brings back the workflow of every active watchdog', async () => {
@@ -293,7 +117,7 @@ test("a run whose worker dies is adopted by its host's next worker: it runs on, 
   );
   const started = await row();
   await fleet.kill(fleet.workers.find((w) => w.identity === identity)!);
-  replacements.push(fleet.start());
+  kills.replace();
   const adopter = await eventually(
     'a worker of the host adopted the run',
     () => workerRunning(h.services.client, workflowId.agentRun(runId), 'adoptRun'),
