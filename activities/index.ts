@@ -20,6 +20,7 @@ import { adoptRun } from './run-adoption';
 import { deliverWebhook, markWebhookDeliveryDead } from './webhook-delivery';
 import { runRetentionPass } from '../retention/retention';
 import { fireIssueMonitor } from '../monitors/monitors';
+import { recoverStalledIssues } from '../liveness/recovery';
 
 export function createActivities(deps: Deps) {
   return {
@@ -74,6 +75,7 @@ export function createActivities(deps: Deps) {
     markWebhookDeliveryDead: (deliveryId: string, reason: string) => markWebhookDeliveryDead(deps, deliveryId, reason),
     // heartbeats between and during its batches: a dead worker's pass starts over elsewhere within one timeout
     runRetentionPass: () => withHeartbeat(() => runRetentionPass(deps)),
+    recoverStalledIssues: () => withHeartbeat(() => recoverStalledIssues(deps)),
   };
 }
 

@@ -21,6 +21,7 @@ export const TreeNode: z.ZodType<TreeNodeShape> = named(
         live: z.boolean(),
         silentState: z.string().nullable(),
         failureState: z.string().nullable(),
+        wakeReason: z.string().meta({ description: 'why it was woken (`liveness_recovery`: a stall was recovered)' }),
       })
       .nullable(),
     holds: z.array(z.object({ id: uuid })).meta({ description: 'active holds rooted at this issue' }),
@@ -61,6 +62,7 @@ interface TreeNodeShape {
     live: boolean;
     silentState: string | null;
     failureState: string | null;
+    wakeReason: string;
   } | null;
   holds: { id: string }[];
   heldBy: string[];

@@ -3,6 +3,7 @@
  * watchdog and its review task, a review task's watched issue, a pending monitor, blockers).
  */
 import type { TreeNode } from '../client';
+import { LIVENESS_RECOVERY_WAKE_REASON } from '../domain/liveness';
 
 const short = (id: string) => id.slice(0, 8);
 
@@ -13,7 +14,8 @@ export function badgesOf(node: TreeNode): string[] {
   if (node.run)
     badges.push(
       `run ${short(node.run.id)}: ${node.run.status}` +
-        (node.run.silentState && node.run.silentState !== 'ok' ? ` (${node.run.silentState})` : ''),
+        (node.run.silentState && node.run.silentState !== 'ok' ? ` (${node.run.silentState})` : '') +
+        (node.run.wakeReason === LIVENESS_RECOVERY_WAKE_REASON ? ' (liveness recovery)' : ''),
     );
   for (const holdId of node.heldBy) badges.push(`held ${short(holdId)}`);
   if (node.watchdog) {

@@ -3175,6 +3175,7 @@ export interface components {
                 live: boolean;
                 silentState: string | null;
                 failureState: string | null;
+                wakeReason: string;
             } | null;
             holds: {
                 id: string;

@@ -165,6 +165,15 @@ const schema = z.object({
   TREEWARDEN_HOLD_DISPATCH_RETRY_MS: duration.default(5_000),
   /** the retention schedule deletes what finished more than this many days ago (retention/); 0 keeps only live state */
   TREEWARDEN_RETENTION_DAYS: z.coerce.number().int().min(0).default(30),
+  /**
+   * liveness recovery (README, "Liveness recovery"): an agent-owned in_progress issue with no live path for this long
+   * is stalled, and its assignee is woken once per stall
+   */
+  TREEWARDEN_LIVENESS_STALL_MS: duration.default(30 * 60_000),
+  /** how often the scan for stalled work runs (the `treewarden-liveness` schedule's interval, set when created) */
+  TREEWARDEN_LIVENESS_SCAN_MS: duration.default(60_000),
+  /** recoveries per company and pass: a thousand stalled issues are woken over passes, never at once */
+  TREEWARDEN_LIVENESS_MAX_PER_COMPANY: z.coerce.number().int().min(1).max(1000).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -19,6 +19,7 @@ export type NotificationKind =
   | 'execution_blocker_created'
   | 'watchdog_stopped'
   | 'watchdog_escalated'
+  | 'liveness_recovered'
   | 'run_finished'
   | 'issue_done'
   | 'issue_cancelled';
@@ -45,6 +46,8 @@ export interface RecordedWrite {
 }
 
 const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const pick = (details: Record<string, unknown>, keys: string[]) =>
+  Object.fromEntries(keys.map((key) => [key, details[key] ?? null]));
 
 /** The notification a recorded write makes, or null: most writes make none. */
 export function notificationFor(write: RecordedWrite): NotificationFact | null {
@@ -106,6 +109,19 @@ export function notificationFor(write: RecordedWrite): NotificationFact | null {
           cause: details.cause ?? null,
           nextAction: details.nextAction ?? null,
         },
+      };
+    }
+    case 'issue.liveness_recovered': {
+      const recoveryId = str(details.recoveryId);
+      if (!recoveryId) return null;
+      return {
+        event: 'new_blocker',
+        kind: 'liveness_recovered',
+        subject: `liveness-recovery:${recoveryId}`,
+        // a recovery is once per stall: its row is the stall
+        stateVersion: 'recovered',
+        issueId: entityId,
+        data: { issueId: entityId, recoveryId, ...pick(details, ['wakeRequestId', 'latestRunId', 'stalledForMs']) },
       };
     }
     case 'issue.task_watchdog_triggered':
@@ -248,49 +264,4 @@ export function verifyWebhook(
   const expected = Buffer.from(signWebhook(secret, timestamp, body));
   const given = Buffer.from(headers.signature);
   return expected.length === given.length && timingSafeEqual(expected, given);
-}
-
-/**
- * Addresses a webhook must not reach unless configured (SSRF): loopback, private, link-local (cloud
- * metadata), carrier-grade NAT, unspecified, multicast and reserved ranges, IPv4-mapped IPv6 included.
- */
-export function isPrivateAddress(ip: string): boolean {
-  const lower = ip.toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (mapped) return isPrivateAddress(mapped[1]);
-  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(lower);
-  if (v4) {
-    const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      a >= 224 ||
-      (a === 100 && b >= 64 && b <= 127) ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      (a === 192 && b === 0 && Number(v4[3]) === 0) ||
-      (a === 198 && (b === 18 || b === 19))
-    );
-  }
-  if (lower === '::' || lower === '::1') return true;
-  const first = parseInt(lower.split(':')[0] || '0', 16);
-  // fc00::/7 unique local, fe80::/10 link-local, ff00::/8 multicast
-  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xff00) === 0xff00;
-}
-
-/** A webhook URL must be http(s) with a host, and carry no credentials (they would leak into logs). */
-export function webhookUrlProblem(raw: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return 'url: must be an absolute http(s) URL';
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    return `url: must be http or https, not ${url.protocol.replace(/:$/, '')}`;
-  if (!url.hostname) return 'url: must name a host';
-  if (url.username || url.password) return 'url: must not carry credentials';
-  return null;
 }

@@ -19,6 +19,7 @@ export const VERSIONING_BEHAVIORS = {
   blockerResolutionWorkflow: 'PINNED',
   hostProbeWorkflow: 'PINNED',
   retentionWorkflow: 'PINNED',
+  livenessRecoveryWorkflow: 'PINNED',
   webhookDeliveryWorkflow: 'PINNED',
   taskWatchdogWorkflow: 'AUTO_UPGRADE',
   treeHoldWorkflow: 'AUTO_UPGRADE',

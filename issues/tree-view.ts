@@ -29,7 +29,15 @@ export interface TreeNode {
   assignee: { id: string; name: string } | null;
   childCount: number;
   /** the newest run of the issue */
-  run: { id: string; status: string; live: boolean; silentState: string | null; failureState: string | null } | null;
+  run: {
+    id: string;
+    status: string;
+    live: boolean;
+    silentState: string | null;
+    failureState: string | null;
+    /** why it was woken: `liveness_recovery` shows a stall that was recovered */
+    wakeReason: string;
+  } | null;
   /** active holds rooted at this node */
   holds: { id: string }[];
   /** active holds covering this node (rooted here or above) */
@@ -76,7 +84,7 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
       where: { issueId: { in: ids } },
       distinct: ['issueId'],
       orderBy: [{ issueId: 'asc' }, { createdAt: 'desc' }],
-      select: { id: true, issueId: true, status: true, silentState: true, failureState: true },
+      select: { id: true, issueId: true, status: true, silentState: true, failureState: true, wakeReason: true },
     }),
     db.treeHold.findMany({
       where: { rootIssueId: { in: ids }, status: 'active' },
@@ -119,6 +127,7 @@ async function decorate(db: Db, rows: IssueRow[], heldAbove: Map<string, string[
             live: (LIVE_RUN_STATUSES as readonly string[]).includes(run.status),
             silentState: run.silentState,
             failureState: run.failureState,
+            wakeReason: run.wakeReason,
           }
         : null,
       holds: rooted,

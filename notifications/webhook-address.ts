@@ -6,7 +6,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { isPrivateAddress } from '../domain/notifications';
+import { isPrivateAddress } from '../domain/webhook-address';
 
 export class WebhookAddressRefusedError extends Error {
   override readonly name = 'WebhookAddressRefusedError';

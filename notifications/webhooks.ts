@@ -1,7 +1,8 @@
 /** Webhook subscriptions of a company: create (URL checked, secret shown once), list, delete, deliveries. */
 import { randomBytes } from 'node:crypto';
 import { AppError, notFound } from '../domain/errors';
-import { webhookUrlProblem, type NotificationEvent } from '../domain/notifications';
+import type { NotificationEvent } from '../domain/notifications';
+import { webhookUrlProblem } from '../domain/webhook-address';
 import { logActivity } from '../db/activity-log';
 import type { Deps } from '../runtime/deps';
 import type { OnCreated } from '../db/prisma';

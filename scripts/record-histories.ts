@@ -16,7 +16,6 @@ import {
   blockerResolved,
   holdInterruptsRun,
   inspectionProbesHost,
-  issueMonitorRefreshedThenFired,
   monitorStopsWithOwner,
   retentionPasses,
   runFails,
@@ -25,6 +24,7 @@ import {
   watchdogWakes,
 } from '../testing/scenarios';
 import { webhookDelivered, webhookGivenUp } from '../testing/webhook-scenarios';
+import { issueMonitorRefreshedThenFired, livenessPassRecovers } from '../testing/recovery-scenarios';
 
 const HISTORIES_DIR = join(__dirname, '..', 'test', 'histories');
 
@@ -45,6 +45,7 @@ async function record() {
     const givenUp = await webhookGivenUp(h, c);
     const retention = await retentionPasses(h);
     const monitor = await issueMonitorRefreshedThenFired(h, c);
+    const liveness = await livenessPassRecovers(h, c);
     const executions: Record<string, string> = {
       'task-watchdog.wake-then-removed': watchdog.watchdogWorkflowId,
       'task-watchdog.recheck-then-removed': rechecked.watchdogWorkflowId,
@@ -62,6 +63,7 @@ async function record() {
       'webhook-delivery.dead': givenUp,
       'retention.pass': retention.workflowId,
       'issue-monitor.refreshed-then-fired': monitor.monitorWorkflowId,
+      'liveness-recovery.pass-recovers': liveness.workflowId,
     };
     await save(h, executions);
   } finally {

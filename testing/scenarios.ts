@@ -181,20 +181,6 @@ export async function monitorStopsWithOwner(h: Harness, c: Company) {
   return { runWorkflowId: workflowId.agentRun(runId), jobWorkflowId: workflowId.backgroundJob(jobId) };
 }
 
-/** An issue's monitor set for an hour, refreshed to two seconds ahead: its workflow moves the timer and fires once. */
-export async function issueMonitorRefreshedThenFired(h: Harness, c: Company) {
-  const issue = await c.issue({ title: 'checked later', assigneeAgentId: (await c.agent()).id, status: 'todo' });
-  const set = async (seconds: number) => {
-    const at = new Date(Date.now() + seconds * 1000).toISOString();
-    const put = await h.request('PUT', `/api/issues/${issue.id}/monitor`, c.token, { at, note: 'checked?' });
-    if (put.status !== 201 && put.status !== 200) throw new Error(`monitor: ${JSON.stringify(put.body)}`);
-  };
-  await set(3600);
-  await set(2);
-  await h.services.client.workflow.getHandle(workflowId.issueMonitor(issue.id)).result();
-  return { monitorWorkflowId: workflowId.issueMonitor(issue.id) };
-}
-
 /**
  * A pause stops an agent mid-command without a checkpoint (unknown outcome): the release skips it,
  * a person resolves its execution blocker, and the resolution's workflow dispatches the one resume.

@@ -20,6 +20,7 @@ import { sweepHost } from './host-sweep';
 import { registerPostmortemMetrics } from '../postmortem/postmortem-metrics';
 import { coreMetricsAddress } from './core-metrics';
 import { ensureRetentionSchedule } from '../retention/schedule';
+import { ensureLivenessSchedule } from '../liveness/schedule';
 import { startTracing } from '../runtime/tracing';
 
 async function main() {
@@ -85,6 +86,11 @@ async function main() {
     );
   const running = worker.run();
   const retentionSchedule = await ensureRetentionSchedule(services.client, config.TREEWARDEN_TASK_QUEUE);
+  const livenessSchedule = await ensureLivenessSchedule(
+    services.client,
+    config.TREEWARDEN_TASK_QUEUE,
+    config.TREEWARDEN_LIVENESS_SCAN_MS,
+  );
   const recovered = (await recoverWorkflowsOncePerFleet(services)) ?? { recovery: 'done by another worker lately' };
   // polling already: a stop this host's queue holds is served while the sweep looks for orphans
   const swept = await sweepHost(services);
@@ -99,6 +105,7 @@ async function main() {
       sandbox: services.sandbox,
       traces: tracing.exporting ? 'OTLP' : 'off',
       retentionSchedule,
+      livenessSchedule,
       ...recovered,
       ...swept,
     },

@@ -8,5 +8,6 @@ export { issueMonitorWorkflow } from './issue-monitor';
 export { hostProbeWorkflow } from './host-probe';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { retentionWorkflow } from './retention';
+export { livenessRecoveryWorkflow } from './liveness-recovery';
 // each type's build under Worker Deployment Versioning
 import './versioning';

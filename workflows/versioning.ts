@@ -7,6 +7,7 @@ import { blockerResolutionWorkflow } from './blocker-resolution';
 import { hostProbeWorkflow } from './host-probe';
 import { issueMonitorWorkflow } from './issue-monitor';
 import { retentionWorkflow } from './retention';
+import { livenessRecoveryWorkflow } from './liveness-recovery';
 import { taskWatchdogWorkflow } from './task-watchdog';
 import { treeHoldWorkflow } from './tree-hold';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
@@ -17,6 +18,7 @@ const WORKFLOWS: Record<WorkflowTypeName, Workflow> = {
   blockerResolutionWorkflow,
   hostProbeWorkflow,
   retentionWorkflow,
+  livenessRecoveryWorkflow,
   webhookDeliveryWorkflow,
   taskWatchdogWorkflow,
   treeHoldWorkflow,

@@ -5,16 +5,15 @@
 import { createHmac } from 'node:crypto';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import {
-  isPrivateAddress,
   isStandardWebhookSecret,
   notificationFor,
   notificationHash,
   signWebhook,
   verifyWebhook,
   webhookHeaders,
-  webhookUrlProblem,
   type RecordedWrite,
 } from '../../domain/notifications';
+import { isPrivateAddress, webhookUrlProblem } from '../../domain/webhook-address';
 
 const write = (
   action: string,

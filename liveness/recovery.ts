@@ -1,0 +1,192 @@
+/**
+ * Liveness recovery's pass (domain/liveness.ts decides): finds the agent-owned `in_progress` issues with no live
+ * path, stalled longer than TREEWARDEN_LIVENESS_STALL_MS, and wakes each one's assignee once per stall with reason
+ * `liveness_recovery`, under the usual admission gates (a hold defers the wake, the company's cap queues its run).
+ * A `LivenessRecovery` row per (issue, stall) makes the recovery exactly once, however many passes (or workers) see
+ * the stall at once. Run by the `treewarden-liveness` schedule (liveness/schedule.ts).
+ */
+import { logActivity } from '../db/activity-log';
+import type { Tx } from '../db/prisma';
+import { forEachConcurrently } from '../domain/concurrency';
+import {
+  LIVENESS_RECOVERY_WAKE_REASON,
+  decideStall,
+  pacedRecoveries,
+  type IdleIssue,
+  type LivenessPass,
+  type StallDecision,
+} from '../domain/liveness';
+import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
+import type { Deps } from '../runtime/deps';
+import { createWake, dispatchWake } from '../runs/wakes';
+
+/** Idle issues one pass reads at most, the longest idle first; the rest wait for the next pass. */
+const PASS_CANDIDATES = 5_000;
+
+/** Recoveries written at once: one short transaction and a dispatch each. */
+const RECOVERY_CONCURRENCY = 8;
+
+type IdleRow = {
+  issueId: string;
+  companyId: string;
+  assigneeAgentId: string;
+  lastActivityAtMs: number;
+  nowMs: number;
+  runId: string | null;
+  runStatus: string | null;
+  stopKind: string | null;
+  wakeReason: string | null;
+};
+
+/**
+ * The issues with no live path whose last sign of work is older than `stallMs`, by the database's clock: in
+ * progress, assigned to an invokable agent, not a review task, and with no live run, queued wake, pending
+ * interaction, active execution blocker or pending monitor (a hold is ruled out after, by walking up).
+ */
+async function idleIssues(tx: Tx, stallMs: number): Promise<(IdleIssue & { nowMs: number })[]> {
+  const rows = await tx.$queryRaw<IdleRow[]>`
+    SELECT i.id AS "issueId", i."companyId", i."assigneeAgentId",
+      round(date_part('epoch', greatest(i."updatedAt", r."finishedAt", r."createdAt", w.latest)) * 1000)::float8
+        AS "lastActivityAtMs",
+      round(date_part('epoch', now()) * 1000)::float8 AS "nowMs",
+      r.id AS "runId", r.status::text AS "runStatus", r."stopKind", r."wakeReason"
+    FROM "Issue" i
+    JOIN "Agent" a ON a.id = i."assigneeAgentId" AND a.status = 'active'
+    LEFT JOIN LATERAL (
+      SELECT id, status, "stopKind", "wakeReason", "finishedAt", "createdAt" FROM "Run"
+      WHERE "issueId" = i.id ORDER BY "createdAt" DESC LIMIT 1
+    ) r ON true
+    LEFT JOIN LATERAL (SELECT max("createdAt") AS latest FROM "WakeRequest" WHERE "issueId" = i.id) w ON true
+    WHERE i.status = 'in_progress' AND i."originKind" <> ${TASK_WATCHDOG_ORIGIN}
+      AND NOT EXISTS (
+        SELECT 1 FROM "Run" WHERE "issueId" = i.id AND status::text = ANY(${LIVE_RUN_STATUSES}::text[]))
+      AND NOT EXISTS (SELECT 1 FROM "WakeRequest" WHERE "issueId" = i.id AND status = 'queued')
+      AND NOT EXISTS (SELECT 1 FROM "Interaction" WHERE "issueId" = i.id AND status = 'pending')
+      AND NOT EXISTS (SELECT 1 FROM "ExecutionBlocker" WHERE "issueId" = i.id AND status = 'active')
+      AND NOT EXISTS (SELECT 1 FROM "IssueMonitor" WHERE "issueId" = i.id AND status = 'pending')
+      AND greatest(i."updatedAt", r."finishedAt", r."createdAt", w.latest)
+        < now() - ${stallMs} * interval '1 millisecond'
+    ORDER BY "lastActivityAtMs" LIMIT ${PASS_CANDIDATES}`;
+  const held = await heldIssueIds(
+    tx,
+    rows.map((r) => r.issueId),
+  );
+  return rows
+    .filter((r) => !held.has(r.issueId))
+    .map((r) => ({
+      issueId: r.issueId,
+      companyId: r.companyId,
+      assigneeAgentId: r.assigneeAgentId,
+      lastActivityAtMs: r.lastActivityAtMs,
+      nowMs: r.nowMs,
+      latestRun:
+        r.runId === null
+          ? null
+          : { id: r.runId, status: r.runStatus!, stopKind: r.stopKind, wakeReason: r.wakeReason! },
+    }));
+}
+
+/** Which of `issueIds` an active hold covers (rooted at them or above): one walk up for all of them. */
+async function heldIssueIds(tx: Tx, issueIds: string[]): Promise<Set<string>> {
+  if (issueIds.length === 0) return new Set();
+  const rows = await tx.$queryRaw<{ issueId: string }[]>`
+    WITH RECURSIVE up AS (
+      SELECT id AS start, id, "parentId", 0 AS depth FROM "Issue" WHERE id = ANY(${issueIds}::uuid[])
+      UNION ALL
+      SELECT up.start, i.id, i."parentId", up.depth + 1 FROM "Issue" i JOIN up ON i.id = up."parentId"
+      WHERE up.depth < 1000
+    )
+    SELECT DISTINCT up.start AS "issueId" FROM up JOIN "TreeHold" h ON h."rootIssueId" = up.id AND h.status = 'active'`;
+  return new Set(rows.map((r) => r.issueId));
+}
+
+/** One pass: decide every idle issue, recover the due ones paced per company, and retry stuck recovery wakes. */
+export async function recoverStalledIssues(deps: Deps): Promise<LivenessPass> {
+  const { TREEWARDEN_LIVENESS_STALL_MS: stallMs, TREEWARDEN_LIVENESS_MAX_PER_COMPANY: perCompany } = deps.config;
+  const redispatched = await redispatchQueuedRecoveries(deps);
+  const idle = await idleIssues(deps.db, stallMs);
+  const decided = idle.map((issue) => ({ issue, decision: decideStall(issue, issue.nowMs, stallMs) }));
+  const due = decided.flatMap(({ issue, decision }) =>
+    decision.kind === 'recover' ? [{ ...issue, ...decision, companyId: issue.companyId }] : [],
+  );
+  const paced = pacedRecoveries(due, perCompany);
+  let recovered = 0;
+  await forEachConcurrently(paced, RECOVERY_CONCURRENCY, async (stall) => {
+    if (await recover(deps, stall)) recovered++;
+  });
+  const stoodDown = decided.filter(({ decision }) => decision.kind === 'stand_down').length;
+  const pass = { idle: idle.length, recovered, stoodDown, paced: due.length - paced.length, redispatched };
+  if (recovered > 0 || pass.paced > 0) deps.log.info(pass, 'liveness recovery pass');
+  return pass;
+}
+
+type Due = IdleIssue & Extract<StallDecision, { kind: 'recover' }>;
+
+/**
+ * Records the recovery and its wake in one transaction (nothing if another pass recorded this stall, or if the
+ * issue found a live path since the scan read it), then dispatches the wake.
+ */
+async function recover(deps: Deps, stall: Due): Promise<boolean> {
+  const wake = await deps.db.$transaction(async (tx) => {
+    const [recovery] = await tx.livenessRecovery.createManyAndReturn({
+      data: [
+        {
+          companyId: stall.companyId,
+          issueId: stall.issueId,
+          stallKey: stall.stallKey,
+          latestRunId: stall.latestRun?.id ?? null,
+          stalledForMs: Math.round(stall.stalledForMs),
+        },
+      ],
+      skipDuplicates: true,
+    });
+    if (!recovery || !(await stillIdle(tx, stall.issueId))) return null;
+    const found = {
+      recoveryId: recovery.id,
+      stalledForMs: recovery.stalledForMs,
+      latestRunId: recovery.latestRunId,
+      latestRunStatus: stall.latestRun?.status ?? null,
+    };
+    const { wake: created } = await createWake(tx, {
+      companyId: stall.companyId,
+      agentId: stall.assigneeAgentId,
+      issueId: stall.issueId,
+      reason: LIVENESS_RECOVERY_WAKE_REASON,
+      context: { livenessRecovery: found },
+      idempotencyKey: `liveness-recovery:${recovery.id}`,
+    });
+    await tx.livenessRecovery.update({ where: { id: recovery.id }, data: { wakeRequestId: created.id } });
+    await logActivity(tx, {
+      companyId: stall.companyId,
+      actor: { kind: 'system', companyId: stall.companyId },
+      action: 'issue.liveness_recovered',
+      entityType: 'issue',
+      entityId: stall.issueId,
+      details: { ...found, wakeRequestId: created.id },
+    });
+    return created;
+  });
+  if (!wake) return false;
+  await dispatchWake(deps, wake.id, stall.companyId);
+  return true;
+}
+
+/** Inside the recovery's transaction: no live run and no queued wake appeared since the scan. */
+async function stillIdle(tx: Tx, issueId: string): Promise<boolean> {
+  const [live] = await tx.$queryRaw<{ live: boolean }[]>`
+    SELECT EXISTS (
+      SELECT 1 FROM "Run" WHERE "issueId" = ${issueId}::uuid AND status::text = ANY(${LIVE_RUN_STATUSES}::text[])
+    ) OR EXISTS (SELECT 1 FROM "WakeRequest" WHERE "issueId" = ${issueId}::uuid AND status = 'queued') AS live`;
+  return !live.live;
+}
+
+/** A recovery whose wake's dispatch failed (Temporal unreachable) left it queued: dispatched again a minute on. */
+async function redispatchQueuedRecoveries(deps: Deps): Promise<number> {
+  const stuck = await deps.db.$queryRaw<{ wakeId: string; companyId: string }[]>`
+    SELECT w.id AS "wakeId", w."companyId" FROM "LivenessRecovery" l JOIN "WakeRequest" w ON w.id = l."wakeRequestId"
+    WHERE w.status = 'queued' AND w."createdAt" < now() - interval '1 minute'`;
+  await forEachConcurrently(stuck, RECOVERY_CONCURRENCY, ({ wakeId, companyId }) =>
+    dispatchWake(deps, wakeId, companyId).then(() => undefined),
+  );
+  return stuck.length;
+}
