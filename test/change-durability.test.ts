@@ -3,7 +3,9 @@
  * process and worker processes. The API process is SIGKILLed right after a material write it committed while
  * Temporal was unreachable, and worker processes are SIGKILLed while they dispatch rounds: once Temporal is back,
  * each change is evaluated by its watchdog within seconds (the safety tick is an hour here), and no change is lost.
- * The watchdogs observe (issue 29, item 5): each evaluated stop leaves its fingerprint on the row, nobody is woken.
+ * Observing watchdogs (issue 29, item 5) leave each evaluated stop's fingerprint on the row and wake nobody; under the
+ * worker kills, half the watchdogs review instead: each stop they saw is woken for once (one wake, one run, one
+ * trigger counted), and the last stop is reviewed.
  */
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -54,6 +56,20 @@ async function observedLeaf(c: Company, title: string) {
   await eventually(`${title}: first stop observed`, async () => (await fingerprint(watchdogId)) !== null, 60_000);
   return { rootId: root.id, leafId: leaf.id, watchdogId };
 }
+
+/** A watched root (review mode, a noop reviewer) over one leaf; returns once its first stop is woken for. */
+async function reviewedLeaf(c: Company, title: string) {
+  const root = await c.issue({ title });
+  const leaf = await c.issue({ title: `${title}: leaf`, parentId: root.id, status: 'in_progress' });
+  const put = await h.request('PUT', `/api/issues/${root.id}/watchdog`, c.token, { agentId: (await c.agent()).id });
+  expect(put.status).toBe(201);
+  const watchdogId = put.body.id as string;
+  await eventually(`${title}: first stop woken for`, async () => (await reviewWakes(watchdogId)).length > 0, 60_000);
+  return { rootId: root.id, leafId: leaf.id, watchdogId };
+}
+
+const reviewWakes = (watchdogId: string) =>
+  h.services.db.wakeRequest.findMany({ where: { idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } } });
 
 const fingerprint = async (watchdogId: string) =>
   (await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdogId } })).lastObservedFingerprint;
@@ -113,7 +129,12 @@ test('worker processes SIGKILLed at random points while changes are dispatched: 
   const workers = [await fleet.start(), await fleet.start()];
   const c = await seedCompany(h);
   const trees = [];
-  for (let i = 0; i < 10; i++) trees.push(await observedLeaf(c, `dispatched under kills ${i}`));
+  for (let i = 0; i < 10; i++)
+    trees.push(
+      i % 2 === 0
+        ? { review: false, ...(await observedLeaf(c, `observed under kills ${i}`)) }
+        : { review: true, ...(await reviewedLeaf(c, `reviewed under kills ${i}`)) },
+    );
   const random = seededRandom(26);
   const statuses = ['in_review', 'todo', 'backlog', 'in_progress'];
   for (let round = 0; round < 5; round++) {
@@ -128,11 +149,28 @@ test('worker processes SIGKILLed at random points while changes are dispatched: 
     workers.push(await fleet.start());
   }
   await eventually('every change delivered', async () => (await h.services.db.subtreeChange.count()) === 0, 60_000);
-  // each watchdog's last observed stop is the subtree as it is now: its last change was evaluated
-  for (const t of trees)
+  // each observing watchdog's last observed stop is the subtree as it is now: its last change was evaluated
+  for (const t of trees.filter((tree) => !tree.review))
     await eventually(
       'the last change evaluated',
       async () => (await fingerprint(t.watchdogId)) === (await currentFingerprint(t.watchdogId)),
       60_000,
     );
-});
+  // each reviewing watchdog woke for its last stop (a stop seen while a review ran waits for that run's end), and
+  // every stop it woke for is one wake, one run and one trigger counted, however its workers died
+  for (const t of trees.filter((tree) => tree.review)) {
+    const last = await currentFingerprint(t.watchdogId);
+    const key = `task_watchdog:${t.watchdogId}:${last}`;
+    const wakes = await eventually(
+      'the last stop woken for, and every wake dispatched',
+      async () => {
+        const all = await reviewWakes(t.watchdogId);
+        return all.some((w) => w.idempotencyKey === key) && all.every((w) => w.status !== 'queued') ? all : null;
+      },
+      120_000,
+    );
+    const runs = await h.services.db.run.findMany({ where: { wakeRequestId: { in: wakes.map((w) => w.id) } } });
+    const watchdog = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: t.watchdogId } });
+    expect([runs.length, watchdog.triggerCount]).toEqual([wakes.length, wakes.length]);
+  }
+}, 600_000);

@@ -320,7 +320,7 @@ test('a hold page shows a stop that left a survivor, and turns verified without 
   }
 });
 
-test("a live process run's page shows its pids, in the list and in the graph; stopping it shows the verified result", async () => {
+test("a live process run's page shows its task, run id, workspace, writer lock, lease, monitor and pids; stopping it shows the verified result", async () => {
   const agent = await acme.agent({ type: 'process', command: 'sh', args: ['-c', 'sleep 60 & sleep 61 & wait'] });
   const issue = await acme.issue({ title: 'Long build', assigneeAgentId: agent.id, status: 'todo' });
   const runId = await wake(acme, issue.id);
@@ -330,11 +330,38 @@ test("a live process run's page shows its pids, in the list and in the graph; st
     const commands = (view.body.processTree?.processes ?? []).map((p: { command: string }) => p.command);
     return commands.includes('sleep 60') && commands.includes('sleep 61');
   });
+  const monitor = await h.request('POST', `/api/runs/${runId}/jobs`, acme.token, {
+    kind: 'monitor',
+    command: 'sleep',
+    args: ['300'],
+  });
+  expect(monitor.status).toBe(201);
+  await eventually('the monitor running', async () => {
+    const job = await h.services.db.job.findUniqueOrThrow({ where: { id: monitor.body.id } });
+    return job.status === 'running' && job.processGroupId !== null;
+  });
+  // its supervisor renews the lease on its first tick
+  const run = await eventually('the lease renewed', async () => {
+    const row = await runRow(h, runId);
+    return row.leaseRenewedAt ? row : null;
+  });
   const view = await h.request('GET', `/api/runs/${runId}/inspect`, acme.token);
   const pids: number[] = view.body.processTree.processes.map((p: { pid: number }) => p.pid);
 
   const { context, page } = await signedIn(acme.token);
   await page.goto(`/ui/runs/${runId}`);
+  // seed 003's ownership facts, each in its row
+  const fact = (name: string) =>
+    page.locator('table[aria-label="Ownership"] tr', { has: page.locator('th', { hasText: name }) }).locator('td');
+  expect(await fact('Task').innerText()).toBe('Long build');
+  expect(await fact('Task').locator('a').getAttribute('href')).toBe(`/ui/issues/${issue.id}`);
+  expect(await fact('Run id').innerText()).toContain(runId);
+  expect(await fact('Workspace').innerText()).toContain(run.workdir!);
+  expect(await fact('Writer lock').innerText()).toMatch(/^(free|pid \d+(, pid \d+)*)$/);
+  expect(await fact('Lease').innerText()).toMatch(/^held, renewed /);
+  const monitorRow = page.locator('tr', { has: page.locator('td', { hasText: 'monitor' }) });
+  expect(await monitorRow.locator('td').nth(0).innerText()).toBe(monitor.body.id.slice(0, 8));
+  expect(await monitorRow.locator('td').nth(3).innerText()).toBe('running');
   const listed = await page
     .locator('li[data-pid]')
     .evaluateAll((items) => items.map((li) => Number(li.getAttribute('data-pid'))));

@@ -3,6 +3,7 @@
  * directive tells the review run what stopped and, per blocked leaf, what its exit is.
  */
 import type { Tx } from '../db/prisma';
+import type { WakeRequest } from '../generated/prisma/client';
 import { logSystemActivity } from '../db/activity-log';
 import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import {
@@ -61,16 +62,17 @@ function logRecheck(
 }
 
 /**
- * The review run is live while its wake is queued or a run on the review task is queued, running
- * or waiting to retry. Seed 000: only one review is ever live, so a new stop waits for it to end.
+ * The review that is live: a run on the review task queued, running or waiting to retry, or else its wake, still
+ * queued. Seed 000: only one review is ever live, so a new stop waits for it to end.
  */
-async function reviewRunLive(tx: Tx, reviewIssueId: string | null): Promise<boolean> {
-  if (!reviewIssueId) return false;
-  const [runs, wakes] = await Promise.all([
+async function liveReview(tx: Tx, reviewIssueId: string | null) {
+  if (!reviewIssueId) return null;
+  const [runs, queuedWake] = await Promise.all([
     tx.run.count({ where: { issueId: reviewIssueId, status: { in: ['queued', 'running', 'scheduled_retry'] } } }),
-    tx.wakeRequest.count({ where: { issueId: reviewIssueId, status: 'queued' } }),
+    tx.wakeRequest.findFirst({ where: { issueId: reviewIssueId, status: 'queued' } }),
   ]);
-  return runs + wakes > 0;
+  if (runs > 0) return { kind: 'run' } as const;
+  return queuedWake ? ({ kind: 'wake', wake: queuedWake } as const) : null;
 }
 
 type TriggerOutcome = { kind: 'review_running' } | { kind: 'triggered'; woke: boolean; reviewIssueId: string };
@@ -86,14 +88,22 @@ export async function triggerReview(
   recheck?: number,
 ): Promise<TriggerOutcome> {
   const fingerprint = result.fingerprint!;
-  const outcome = await deps.db.$transaction(async (tx) => {
+  type Outcome =
+    | { stranded: WakeRequest }
+    | { stranded?: undefined; wake: WakeRequest; created: boolean; reviewIssueId: string }
+    | null;
+  const outcome = await deps.db.$transaction(async (tx): Promise<Outcome> => {
     await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
     const watchdog = await tx.watchdog.findUniqueOrThrow({
       where: { id: watchdogId },
       include: { issue: true, reviewIssue: true },
     });
     // Under the watchdog's lock, so no two evaluations can both see "no review live".
-    if (await reviewRunLive(tx, watchdog.reviewIssueId)) return null;
+    const live = await liveReview(tx, watchdog.reviewIssueId);
+    if (live?.kind === 'run') return null;
+    // a wake its evaluation committed but never dispatched (its worker died between the two): dispatched now, or it
+    // would hold every later stop back as "review running" with no run ever coming (found by test/change-durability)
+    if (live?.kind === 'wake') return { stranded: live.wake };
     // This stop was woken for already: its review task is left as it is. An evaluation that read the subtree before
     // a disposition committed would otherwise reopen the review task the disposition just closed.
     const idempotencyKey = `task_watchdog:${watchdogId}:${fingerprint}${recheck ? `:recheck:${recheck}` : ''}`;
@@ -151,6 +161,10 @@ export async function triggerReview(
     return { wake: wake.wake, created: wake.created, reviewIssueId: reviewIssue.id };
   });
   if (!outcome) return { kind: 'review_running' };
+  if (outcome.stranded) {
+    await dispatchWake(deps, outcome.stranded.id, outcome.stranded.companyId);
+    return { kind: 'review_running' };
+  }
   // as the transaction left it: a wake another evaluation dispatched since is found claimed, under its lock
   if (outcome.wake.status === 'queued') await dispatchWake(deps, outcome.wake.id, outcome.wake.companyId);
   return { kind: 'triggered', woke: outcome.created, reviewIssueId: outcome.reviewIssueId };
