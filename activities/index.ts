@@ -14,7 +14,7 @@ import { hostOf, recordNothingStarted, recordStopPending, type StopTarget } from
 import { withHeartbeat } from './heartbeat';
 import type { HostProbeRequest } from '../domain/host-probe';
 import { probeHost } from './host-probe';
-import { executeJob, stopJobProcesses } from './job-runner';
+import { adoptJob, executeJob, stopJobProcesses } from './job-runner';
 import { executeRun, stopProcessGroup } from './run-adapter';
 import { adoptRun } from './run-adoption';
 import { deliverWebhook, markWebhookDeliveryDead } from './webhook-delivery';
@@ -38,6 +38,7 @@ export function createActivities(deps: Deps) {
     stopProcessGroup: (runId: string) => stopProcessGroup(deps, runId),
     adoptRun: (runId: string) => adoptRun(deps, runId),
     stopJobProcesses: (jobId: string) => stopJobProcesses(deps, jobId),
+    adoptJob: (jobId: string) => adoptJob(deps, jobId),
     probeHost: (request: HostProbeRequest) => probeHost(deps, request),
 
     hostOf: (target: StopTarget, id: string) => hostOf(deps, target, id),

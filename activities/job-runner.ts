@@ -9,7 +9,7 @@ import { createWorkCgroup, removeCgroup } from '../processes/cgroups';
 import { assertOwningHost } from '../processes/host-stops';
 import { runFiles } from '../runs/run-files';
 import { verifiedStop, type StopResult } from '../processes/process-table';
-import { runSupervised, sandboxPlace } from './supervised-process';
+import { runSupervised, sandboxPlace, superviseAdopted } from './supervised-process';
 
 export async function executeJob(deps: Deps, jobId: string): Promise<number> {
   const job = await deps.db.job.findUniqueOrThrow({
@@ -52,8 +52,9 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
     ownerToken: job.ownerToken,
     cgroupPath,
     outputFile: files.output,
-    // a job is stopped, not let go of, when its worker can no longer supervise it: its run's next worker starts anew
-    exitFile: null,
+    // the job outlives a worker that can no longer supervise it (a deploy's drain, a crash), as its run's agent does:
+    // the host's next worker adopts it (adoptJob), and its start shell records its exit status here meanwhile
+    exitFile: files.exitStatus,
     stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
     onSpawn: (pgid, startTime) =>
       deps.db.job
@@ -61,6 +62,25 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
         .then(() => undefined),
   });
   // empty unless the command left processes behind, which the orphan sweep stops (and then removes it)
+  removeCgroup(cgroupPath);
+  return exitCode;
+}
+
+/**
+ * Adoption of a job (issue 44, item 3): on its own host, a worker takes over the supervision of a job whose worker let
+ * go of it or died. Same processes, same owner token; it resolves with the exit status the job's start shell recorded.
+ */
+export async function adoptJob(deps: Deps, jobId: string): Promise<number> {
+  const job = await deps.db.job.findUniqueOrThrow({ where: { id: jobId } });
+  assertOwningHost(deps, 'job', jobId, job.hostId);
+  const { processGroupId: pid, processStartTime: startTime, ownerToken, cgroupPath } = job;
+  if (pid === null || startTime === null)
+    throw ApplicationFailure.nonRetryable(`job ${jobId} has no command to adopt: it never started`, 'NothingToAdopt');
+  await deps.db.job.update({ where: { id: jobId }, data: { adoptions: { increment: 1 } } });
+  deps.log.info({ jobId, pid, hostId: deps.hostId }, 'adopting a running job whose worker let go of it');
+  const exitFile = runFiles(jobId, null).exitStatus;
+  const supervision = { ownerToken, cgroupPath, stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS, exitFile };
+  const exitCode = await superviseAdopted({ pid, startTime, cgroupPath, exitFile }, supervision);
   removeCgroup(cgroupPath);
   return exitCode;
 }

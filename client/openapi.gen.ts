@@ -2994,6 +2994,7 @@ export interface components {
             exitCode: number | null;
             stopReason: string | null;
             stopResult: components["schemas"]["StopResult"] | null;
+            adoptions: number;
             createdAt: string;
             finishedAt: string | null;
         };
@@ -3094,6 +3095,7 @@ export interface components {
                 exitCode: number | null;
                 stopReason: string | null;
                 stopResult: components["schemas"]["StopResult"] | null;
+                adoptions: number;
                 createdAt: string;
                 finishedAt: string | null;
                 processTree: components["schemas"]["ProcessTree"];

@@ -170,7 +170,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       await startOnce(
         'backgroundJobWorkflow',
         workflowId.backgroundJob(job.jobId),
-        { jobId: job.jobId, hostId: job.hostId },
+        { jobId: job.jobId, hostId: job.hostId, adoptionWindowMs: config.TREEWARDEN_ADOPTION_WINDOW_MS },
         { kind: 'background_job', state: 'running', summary: job.title, ...job },
       );
     },

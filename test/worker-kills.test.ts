@@ -1,7 +1,8 @@
 /**
  * @module Worker processes killed with SIGKILL in the middle of their work lose nothing: a watchdog evaluation still
  * gives exactly one wake, a restarted worker brings back every active watchdog's workflow, and a run whose worker died
- * is adopted by the next worker of its host and ends once, with its agent's own exit code. (Kills in a release's
+ * is adopted by the next worker of its host and ends once, with its agent's own exit code, and so are a run's monitor
+ * and shell job, across a rolling restart and then a crash. (Kills in a release's
  * fan-out and a resolved blocker's resume: test/release-kills.test.ts.)
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { workflowId } from '../domain/ids';
 import { isAlive, ownedProcesses } from '../processes/process-table';
 import { runFiles } from '../runs/run-files';
 import { subtreeChangedSignal } from '../workflows/definitions';
-import { eventually, seedCompany, type Harness } from '../testing/harness';
+import { eventually, runRow, seedCompany, type Harness } from '../testing/harness';
 import { workerRunning, type WorkerFleet } from '../testing/worker-fleet';
 import { startKillFleet, trialsUntilLanded, type KillFleet } from './support/kill-trials';
 import { seededRandom } from './support/seeded-random';
@@ -146,4 +147,74 @@ test("a run whose worker dies is adopted by its host's next worker: it runs on, 
   expect(scheduled.filter((t) => t === 'executeRun')).toHaveLength(1);
   expect(scheduled.filter((t) => t === 'adoptRun')).toHaveLength(1);
   expect(await owned()).toEqual([]);
+});
+
+test("a run's monitor and shell job outlive a rolling restart and a crash of their workers: adopted, the same processes", async () => {
+  const gate = join(mkdtempSync(join(tmpdir(), 'treewarden-jobs-')), 'gate');
+  const c = await seedCompany(h);
+  // each waits for the gate, then exits with the code it is given
+  const waitsForGate = (exitCode: number) => [
+    '-c',
+    'while [ ! -e "$1" ]; do sleep 0.1; done; exit "$2"',
+    'sh',
+    gate,
+    String(exitCode),
+  ];
+  const agent = await c.agent({ type: 'process', command: 'sh', args: waitsForGate(0) });
+  const issue = await c.issue({ title: 'owns a monitor and a job', assigneeAgentId: agent.id });
+  const runId: string = (await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {})).body.runId;
+  await eventually('the agent running', async () => (await runRow(h, runId)).processGroupId);
+  const startJob = async (kind: 'monitor' | 'shell_job', exitCode: number) => {
+    const started = await h.request('POST', `/api/runs/${runId}/jobs`, c.token, {
+      kind,
+      command: 'sh',
+      args: waitsForGate(exitCode),
+    });
+    expect(started.status).toBe(201);
+    return started.body.id as string;
+  };
+  const [monitorId, jobId] = [await startJob('monitor', 0), await startJob('shell_job', 3)];
+  const jobs = () =>
+    h.services.db.job.findMany({ where: { id: { in: [monitorId, jobId] } }, orderBy: { kind: 'asc' } });
+  const started = await eventually('both commands started', async () => {
+    const rows = await jobs();
+    return rows.every((j) => j.processGroupId !== null) ? rows : null;
+  });
+
+  // a rolling restart: each worker in turn gets SIGTERM once a replacement is up; then a crash of every worker
+  for (const worker of [...fleet.workers]) {
+    await fleet.start();
+    await fleet.stop(worker);
+  }
+  // taken over at least once each (twice when the worker that adopted one was the next to restart)
+  const restarted = await eventually('both adopted after the restart', async () => {
+    const rows = await jobs();
+    return rows.every((j) => j.adoptions >= 1) ? rows : null;
+  });
+  for (const worker of [...fleet.workers]) {
+    kills.replace();
+    await fleet.kill(worker);
+  }
+  // every worker died, the adopters among them: each is taken over again
+  const adopted = await eventually('both adopted again after the crash', async () => {
+    const rows = await jobs();
+    return rows.every((j, i) => j.adoptions > restarted[i].adoptions) ? rows : null;
+  });
+  // the same processes all along, still running, under their run
+  expect(adopted.map((j) => [j.status, j.processGroupId, j.ownerRunId])).toEqual(
+    started.map((j) => ['running', j.processGroupId, runId]),
+  );
+  for (const j of adopted) expect(isAlive(j.processGroupId!)).toBe(true);
+
+  writeFileSync(gate, '');
+  const job = await eventually('the job settled', async () => {
+    const row = await h.services.db.job.findUniqueOrThrow({ where: { id: jobId } });
+    return row.status !== 'running' ? row : null;
+  });
+  // its own exit code, recorded by its start shell while no worker watched, read by its second adopter
+  expect(job).toMatchObject({ status: 'exited', exitCode: 3 });
+  await eventually('the run settled', async () => (await runRow(h, runId)).status === 'succeeded');
+  await eventually('the monitor ended with its run', async () =>
+    (await jobs()).every((j) => j.status !== 'running' && !isAlive(j.processGroupId!)),
+  );
 });

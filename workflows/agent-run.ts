@@ -63,7 +63,7 @@ export async function agentRunWorkflow(input: RunWorkflowInput): Promise<AgentRu
       if (!mayStillRun(error) || !patched(ADOPTION_PATCH)) throw error;
       const windowMs = input.adoptionWindowMs ?? DEFAULT_ADOPTION_WINDOW_MS;
       waitForHostMs = windowMs;
-      outcome = await adoptUntilExit(runId, heartbeatMs, windowMs).catch((failure: unknown) => {
+      outcome = await adoptUntilExit('run', runId, heartbeatMs, windowMs).catch((failure: unknown) => {
         // not a stop: the window has passed, or the host's worker was there; no second window before a pending stop
         if (!isCancellation(failure)) waitForHostMs = 2 * heartbeatMs;
         throw failure;

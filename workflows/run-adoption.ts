@@ -23,13 +23,26 @@ export function mayStillRun(error: unknown): boolean {
 
 type Outcome = Awaited<ReturnType<Activities['adoptRun']>>;
 
-/** Adopts the run on its host until its agent exits; throws when no worker of the host came within the window. */
-export async function adoptUntilExit(runId: string, heartbeatMs: number, windowMs: number): Promise<Outcome> {
-  const hostId = await bookkeeping.hostOf.executeWithOptions({ summary: 'Find the host that runs the agent' }, [
-    'run',
-    runId,
+/**
+ * Adopts the run (or a run's job) on its host until its command exits; throws when no worker of the host came within
+ * the window. A run resolves with its outcome, a job with its exit code.
+ */
+export function adoptUntilExit(target: 'run', id: string, heartbeatMs: number, windowMs: number): Promise<Outcome>;
+export function adoptUntilExit(target: 'job', id: string, heartbeatMs: number, windowMs: number): Promise<number>;
+export async function adoptUntilExit(
+  target: 'run' | 'job',
+  id: string,
+  heartbeatMs: number,
+  windowMs: number,
+): Promise<Outcome | number> {
+  const noun = target === 'run' ? 'agent' : 'job';
+  const what = `the ${noun}`;
+  const hostId = await bookkeeping.hostOf.executeWithOptions({ summary: `Find the host that runs ${what}` }, [
+    target,
+    id,
   ]);
-  if (hostId === null) throw ApplicationFailure.nonRetryable(`run ${runId} never started on a host`, 'NothingToAdopt');
+  if (hostId === null)
+    throw ApplicationFailure.nonRetryable(`${target} ${id} never started on a host`, 'NothingToAdopt');
   // one attempt each: an adoption that ends early (a let-go) is answered by the next adoption, not a retry
   const adopter = onHost(hostId, {
     waitForHostMs: windowMs,
@@ -38,17 +51,17 @@ export async function adoptUntilExit(runId: string, heartbeatMs: number, windowM
     maximumAttempts: 1,
   });
   for (let adoption = 1; ; adoption++) {
-    setCurrentDetails(`running: waiting for a worker of host ${hostId} to adopt the agent (adoption ${adoption})`);
+    setCurrentDetails(`running: waiting for a worker of host ${hostId} to adopt ${what} (adoption ${adoption})`);
+    const options = { summary: `Adopt the running ${noun} on host ${hostId} (adoption ${adoption})` };
     try {
-      return await adopter.adoptRun.executeWithOptions(
-        { summary: `Adopt the running agent on host ${hostId} (adoption ${adoption})` },
-        [runId],
-      );
+      return target === 'run'
+        ? await adopter.adoptRun.executeWithOptions(options, [id])
+        : await adopter.adoptJob.executeWithOptions(options, [id]);
     } catch (error) {
       if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
         if (error.cause.timeoutType === 'SCHEDULE_TO_START')
           throw ApplicationFailure.nonRetryable(
-            `no worker of host ${hostId} came back to adopt the agent within the adoption window (${windowMs} ms)`,
+            `no worker of host ${hostId} came back to adopt ${what} within the adoption window (${windowMs} ms)`,
             'AdoptionWindowPassed',
           );
       }

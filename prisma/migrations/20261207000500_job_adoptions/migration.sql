@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Job" ADD COLUMN     "adoptions" INTEGER NOT NULL DEFAULT 0;
