@@ -37,11 +37,14 @@ export const BackgroundJob = named(
     exitCode: z.number().nullable(),
     stopReason: z.string().nullable(),
     stopResult: StopResult.nullable(),
-    adoptions: z.number().int().meta({
-      description:
-        'times a worker of its host took over its supervision after its worker let go of it or died (a deploy, ' +
-        'a crash): its processes ran on; 0 when never',
-    }),
+    adoptions: z
+      .number()
+      .int()
+      .meta({
+        description:
+          'times a worker of its host took over its supervision after its worker let go of it or died (a deploy, ' +
+          'a crash): its processes ran on; 0 when never',
+      }),
     createdAt: timestamp,
     finishedAt: timestamp.nullable(),
   }),

@@ -13,7 +13,7 @@ export interface LivenessPass {
   stoodDown: number;
   /** due, but past their company's share of this pass: the next pass takes them */
   paced: number;
-  /** recovery wakes of earlier passes that were still queued, dispatched again */
+  /** wakes queued for over a minute outside any hold (their dispatcher died), dispatched again */
   redispatched: number;
 }
 

@@ -100,10 +100,10 @@ async function heldIssueIds(tx: Tx, issueIds: string[]): Promise<Set<string>> {
   return new Set(rows.map((r) => r.issueId));
 }
 
-/** One pass: decide every idle issue, recover the due ones paced per company, and retry stuck recovery wakes. */
+/** One pass: dispatch stranded wakes, decide every idle issue, and recover the due ones paced per company. */
 export async function recoverStalledIssues(deps: Deps): Promise<LivenessPass> {
   const { TREEWARDEN_LIVENESS_STALL_MS: stallMs, TREEWARDEN_LIVENESS_MAX_PER_COMPANY: perCompany } = deps.config;
-  const redispatched = await redispatchQueuedRecoveries(deps);
+  const redispatched = await redispatchStrandedWakes(deps);
   const idle = await idleIssues(deps.db, stallMs);
   const decided = idle.map((issue) => ({ issue, decision: decideStall(issue, issue.nowMs, stallMs) }));
   const due = decided.flatMap(({ issue, decision }) =>
@@ -180,13 +180,27 @@ async function stillIdle(tx: Tx, issueId: string): Promise<boolean> {
   return !live.live;
 }
 
-/** A recovery whose wake's dispatch failed (Temporal unreachable) left it queued: dispatched again a minute on. */
-async function redispatchQueuedRecoveries(deps: Deps): Promise<number> {
-  const stuck = await deps.db.$queryRaw<{ wakeId: string; companyId: string }[]>`
-    SELECT w.id AS "wakeId", w."companyId" FROM "LivenessRecovery" l JOIN "WakeRequest" w ON w.id = l."wakeRequestId"
-    WHERE w.status = 'queued' AND w."createdAt" < now() - interval '1 minute'`;
-  await forEachConcurrently(stuck, RECOVERY_CONCURRENCY, ({ wakeId, companyId }) =>
+/** Stranded wakes one pass dispatches at most, the oldest first. */
+const STRANDED_WAKES_PER_PASS = 500;
+
+/**
+ * A wake queued for more than a minute outside any hold was stranded: whoever committed it died (or lost Temporal)
+ * before dispatching it (an API process killed between the two, a recovery whose dispatch failed). Left queued, it
+ * would count as its issue's live path forever, and nothing would start; each is dispatched again (the claim makes a
+ * second dispatch a no-op). Wakes a hold defers stay queued until its release.
+ */
+async function redispatchStrandedWakes(deps: Deps): Promise<number> {
+  const queued = await deps.db.$queryRaw<{ wakeId: string; companyId: string; issueId: string }[]>`
+    SELECT id AS "wakeId", "companyId", "issueId" FROM "WakeRequest"
+    WHERE status = 'queued' AND "createdAt" < now() - interval '1 minute'
+    ORDER BY "createdAt" LIMIT ${STRANDED_WAKES_PER_PASS}`;
+  const held = await heldIssueIds(
+    deps.db,
+    queued.map((w) => w.issueId),
+  );
+  const stranded = queued.filter((w) => !held.has(w.issueId));
+  await forEachConcurrently(stranded, RECOVERY_CONCURRENCY, ({ wakeId, companyId }) =>
     dispatchWake(deps, wakeId, companyId).then(() => undefined),
   );
-  return stuck.length;
+  return stranded.length;
 }

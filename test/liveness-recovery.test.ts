@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { recoverStalledIssues } from '../liveness/recovery';
+import { createWake } from '../runs/wakes';
 import { ensureLivenessSchedule, livenessScheduleId } from '../liveness/schedule';
 import { runFiles } from '../runs/run-files';
 import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
@@ -46,7 +47,13 @@ const recoveryWakes = (issueIds: string[]) =>
 
 async function stalledIssue(c: Company, title: string, parentId?: string) {
   const agent = await c.agent();
-  return c.issue({ title, status: 'in_progress', assigneeAgentId: agent.id, ...(parentId ? { parentId } : {}) });
+  const issue = await c.issue({
+    title,
+    status: 'in_progress',
+    assigneeAgentId: agent.id,
+    ...(parentId ? { parentId } : {}),
+  });
+  return { ...issue, assigneeAgentId: agent.id };
 }
 
 test('a stalled issue is recovered once by the scheduled pass: one wake, its audit record and its notification', async () => {
@@ -186,4 +193,35 @@ test('a thousand stalled issues get one recovery each, paced per company, with p
   expect(wakes).toHaveLength(1_005);
   expect(new Set(wakes.map((w) => w.issueId)).size).toBe(1_005);
   expect(await h.services.db.livenessRecovery.count({ where: { issueId: { in: ids } } })).toBe(1_005);
+});
+
+test('a wake whose dispatcher died before dispatching it is dispatched by the next pass; one a hold defers stays', async () => {
+  const c = await seedCompany(h);
+  const parent = await c.issue({ title: 'paused' });
+  const [stranded, deferred] = [
+    await stalledIssue(c, 'woken by a dying API'),
+    await stalledIssue(c, 'held', parent.id),
+  ];
+  expect((await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' })).status).toBe(201);
+  // as an API process killed between a wake's commit and its dispatch leaves it: queued, a minute and more ago
+  const written = await Promise.all(
+    [stranded, deferred].map(async (issue) => {
+      const { wake } = await createWake(h.services.db, {
+        companyId: c.companyId,
+        agentId: issue.assigneeAgentId,
+        issueId: issue.id,
+        reason: 'manual',
+      });
+      await h.services.db.$executeRaw`
+        UPDATE "WakeRequest" SET "createdAt" = now() - interval '2 minutes' WHERE id = ${wake.id}::uuid`;
+      return wake;
+    }),
+  );
+  const pass = await recoverStalledIssues(h.services);
+  expect(pass.redispatched).toBeGreaterThanOrEqual(1);
+  const [dispatched, held] = await Promise.all(
+    written.map((w) => h.services.db.wakeRequest.findUniqueOrThrow({ where: { id: w.id } })),
+  );
+  expect([dispatched.status, held.status]).toEqual(['claimed', 'queued']);
+  expect(await h.services.db.run.count({ where: { wakeRequestId: dispatched.id } })).toBe(1);
 });
