@@ -17,11 +17,10 @@ import {
   type MonitorFiring,
   type MonitorSchedule,
 } from '../domain/issue-monitor';
+import { TERMINAL_ISSUE_STATUSES } from '../domain/statuses';
 import { issueInCompany } from '../issues/issues';
 import type { Deps } from '../runtime/deps';
 import { wakeAndDispatch } from '../runs/wakes';
-
-const CLOSED_STATUSES = ['done', 'cancelled'];
 
 export const scheduleOf = (monitor: IssueMonitor): MonitorSchedule => ({
   at: monitor.at.toISOString(),
@@ -50,7 +49,7 @@ export async function setIssueMonitor(
     await permitOnIssue(tx, actor, 'issue.monitor', issue, actor.companyId);
     const problem = monitorAtProblem(at, new Date());
     if (problem) throw new AppError('unprocessable', problem);
-    if (CLOSED_STATUSES.includes(issue.status))
+    if (TERMINAL_ISSUE_STATUSES.includes(issue.status))
       throw new AppError('conflict', `issue ${issue.id} is ${issue.status}: a monitor would have no one to wake`);
     if (!issue.assigneeAgentId)
       throw new AppError('conflict', `issue ${issue.id} has no assignee: a monitor wakes the issue's assignee`);
@@ -136,7 +135,7 @@ export async function fireIssueMonitor(deps: Deps, issueId: string, version: num
   // a retry after an attempt that fired and lost its answer
   if (monitor.status === 'fired') return { kind: 'fired', wakeId: monitor.wakeRequestId! };
   const { issue } = monitor;
-  const closed = CLOSED_STATUSES.includes(issue.status);
+  const closed = TERMINAL_ISSUE_STATUSES.includes(issue.status);
   if (closed || !issue.assigneeAgentId) {
     await endMonitor(deps, monitor, 'ended');
     return { kind: 'ended', reason: closed ? 'issue_closed' : 'no_assignee' };

@@ -1,27 +1,21 @@
 /** The schedule that runs retention passes: created once, by whichever worker starts first; visible in the UI. */
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { choreScheduleId, ensureChoreSchedule } from '../temporal/schedules';
 import { retentionWorkflow } from '../workflows/retention';
 
-/** `treewarden-retention`; a deployment on another task queue of the same namespace gets its own */
-export const retentionScheduleId = (taskQueue: string): string =>
-  taskQueue === 'treewarden' ? 'treewarden-retention' : `treewarden-retention-${taskQueue}`;
+/** `treewarden-retention` (per task queue) */
+export const retentionScheduleId = (taskQueue: string): string => choreScheduleId('retention', taskQueue);
 
 /** hourly: each pass then has at most an hour's worth of newly expired rows to delete */
 const PASS_EVERY = '1 hour';
 
-export async function ensureRetentionSchedule(client: Client, taskQueue: string): Promise<'created' | 'existed'> {
-  const scheduleId = retentionScheduleId(taskQueue);
-  try {
-    await client.schedule.create({
-      scheduleId,
-      spec: { intervals: [{ every: PASS_EVERY }] },
-      action: { type: 'startWorkflow', workflowType: retentionWorkflow, taskQueue, workflowId: scheduleId },
-      // a pass still running when the next is due finishes alone; a pass missed while no worker ran is not made up
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: PASS_EVERY },
-    });
-    return 'created';
-  } catch (error) {
-    if (error instanceof ScheduleAlreadyRunning) return 'existed';
-    throw error;
-  }
+export function ensureRetentionSchedule(client: Client, taskQueue: string) {
+  return ensureChoreSchedule(client, {
+    scheduleId: retentionScheduleId(taskQueue),
+    taskQueue,
+    workflowType: retentionWorkflow,
+    every: PASS_EVERY,
+    // a pass missed while no worker ran is not made up
+    catchupWindow: PASS_EVERY,
+  });
 }
