@@ -6,6 +6,66 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
 
+// The floors (CONTRIBUTING, "Map"): each may import only from the floors beneath it. Tooling (scripts/, testing/,
+// bench/) and the spec (test/) sit above everything, and nothing that ships imports them.
+const TOOLING = ['./scripts', './testing', './bench', './test'];
+const CAPABILITIES = [
+  './access',
+  './changes',
+  './holds',
+  './interactions',
+  './issues',
+  './liveness',
+  './monitors',
+  './notifications',
+  './postmortem',
+  './processes',
+  './retention',
+  './runs',
+  './watchdogs',
+];
+const SHIPPED = [
+  './activities',
+  './api',
+  './cli',
+  './client',
+  './db',
+  './domain',
+  './runtime',
+  './temporal',
+  './workers',
+  './workflows',
+  ...CAPABILITIES,
+];
+const ENTRY_POINTS = ['./api', './workers', './cli'];
+export const LAYER_ZONES = [
+  {
+    target: SHIPPED,
+    from: TOOLING,
+    message: 'shipped code never imports tooling or tests (scripts/, testing/, bench/, test/)',
+  },
+  {
+    target: './domain',
+    from: [...SHIPPED.filter((f) => f !== './domain')],
+    message: 'domain/ is pure rules: it imports only domain/ (and generated types)',
+  },
+  {
+    target: './client',
+    from: SHIPPED.filter((f) => f !== './domain' && f !== './client'),
+    message: 'the typed client imports only domain/',
+  },
+  {
+    target: [...CAPABILITIES, './db', './temporal', './runtime'],
+    from: [...ENTRY_POINTS, './activities', './client'],
+    message: 'a capability calls down: never into the entry points (api/, workers/, cli/), activities/ or the client',
+  },
+  {
+    target: './activities',
+    from: [...ENTRY_POINTS, './client'],
+    message: 'activities are called by workers: they never import an entry point or the client',
+  },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'generated/', '.data/', '.tmp/', '.bench/', 'coverage/', '**/*.mjs', '**/*.js'] },
   {
@@ -21,6 +81,7 @@ export default tseslint.config(
     rules: {
       // a cycle means two folders each depend on the other: one capability leaking into another's room
       'import-x/no-cycle': 'error',
+      'import-x/no-restricted-paths': ['error', { zones: LAYER_ZONES }],
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
     },

@@ -4,10 +4,12 @@
  * NOTIFY, at start and on reconnection (`db/outbox.ts`; nothing polls). Delivery is at least once: a round deletes
  * its rows in a transaction that commits only after its signals, so a round that fails or a worker that dies
  * mid-round leaves them (their locks go with its connection) for the next round, and a watchdog signalled twice
- * only evaluates again.
+ * only evaluates again. A round with a change that can end an issue's last live path also tells the liveness watch
+ * (domain/liveness.ts), at most once a second per worker.
  */
 import { startOutboxDispatcher } from '../db/outbox';
-import { forEachConcurrently } from '../domain/concurrency';
+import { forEachConcurrently, throttleTrailing } from '../domain/concurrency';
+import { mayEndALivePath } from '../domain/liveness';
 import { watchdogsAbove } from '../issues/tree';
 import type { Deps } from '../runtime/deps';
 import { CHANGES_CHANNEL } from './record';
@@ -22,11 +24,18 @@ const SIGNAL_CONCURRENCY = 16;
 const ROUND_TIMEOUT_MS = 60_000;
 
 /**
+ * The liveness watch is told at most this often per worker: a notice moves its next pass to the notice's time plus
+ * the stall threshold, and that pass finds every issue idle by then, so one notice a second answers for the rest.
+ */
+const LIVENESS_NOTICE_INTERVAL_MS = 1_000;
+
+/**
  * One round: takes up to a batch of changes (rows another worker's round holds are skipped: that round delivers
  * them, or leaves them when it fails), looks up the watchdogs above all of them at once, signals each, then deletes
- * the rows, all in one transaction. Returns how many changes it delivered.
+ * the rows, all in one transaction; `livePathsMayHaveEnded` is called when a change can end a live path. Returns how
+ * many changes it delivered.
  */
-export async function dispatchSubtreeChanges(deps: Deps): Promise<number> {
+export async function dispatchSubtreeChanges(deps: Deps, livePathsMayHaveEnded = () => {}): Promise<number> {
   return deps.db.$transaction(
     async (tx) => {
       const changes = await tx.$queryRaw<{ id: bigint; issueIds: string[]; reason: string }[]>`
@@ -35,6 +44,7 @@ export async function dispatchSubtreeChanges(deps: Deps): Promise<number> {
         )
         RETURNING id, "issueIds"::text[] AS "issueIds", reason`;
       if (changes.length === 0) return 0;
+      if (changes.some((change) => mayEndALivePath(change.reason))) livePathsMayHaveEnded();
       const reasonsOf = new Map<string, Set<string>>();
       for (const change of changes)
         for (const issueId of change.issueIds) {
@@ -60,13 +70,27 @@ export async function dispatchSubtreeChanges(deps: Deps): Promise<number> {
   );
 }
 
-/** Delivers recorded changes at start and at each announcement until stopped. */
+/**
+ * Delivers recorded changes at start and at each announcement until stopped. A failed liveness notice is only
+ * logged: the next notice, or the safety scan (liveness/schedule.ts), brings the pass it asked for.
+ */
 export function startChangeDispatcher(deps: Deps, retryMs: number): { stop(): Promise<void> } {
-  return startOutboxDispatcher(deps, {
+  const liveness = throttleTrailing(
+    () => deps.orchestrator.livePathsMayHaveEnded(),
+    LIVENESS_NOTICE_INTERVAL_MS,
+    (error) => deps.log.warn({ err: error }, 'telling the liveness watch failed; the next change or scan tells it'),
+  );
+  const dispatcher = startOutboxDispatcher(deps, {
     channel: CHANGES_CHANNEL,
-    round: () => dispatchSubtreeChanges(deps),
+    round: () => dispatchSubtreeChanges(deps, liveness.request),
     batch: DISPATCH_BATCH,
     retryMs,
     failure: 'delivering subtree changes to their watchdogs failed; trying again',
   });
+  return {
+    async stop() {
+      await dispatcher.stop();
+      liveness.stop();
+    },
+  };
 }

@@ -1,6 +1,6 @@
 /**
- * `treewarden rollout …`: what an operator runs to follow README's "Versioned rollouts": which build is current,
- * which workers poll as each build, which executions still need an old one, and the switch itself.
+ * `treewarden rollout …`: what an operator runs to follow "Versioned rollouts" (docs/fleet.md): which build is
+ * current, which workers poll as each build, which executions still need an old one, and the switch itself.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -84,7 +84,7 @@ export function addRolloutCommands(program: Command): void {
       if (!Number.isInteger(opts.limit) || opts.limit <= 0) throw new UsageError('--limit must be a positive integer');
       const code = readFileSync(opts.bundle, 'utf8');
       // the SDK's native replayer, loaded only by this command
-      const { replayMovingExecutions } = await import('../temporal/replay-check');
+      const { replayMovingExecutions } = await import('../workers/replay-check');
       const check = await withClient((client) =>
         replayMovingExecutions(client, code, { deploymentName: opts.deployment, limit: opts.limit }),
       );

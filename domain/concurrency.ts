@@ -22,3 +22,34 @@ export async function forEachConcurrently<T>(
 
 /** In-flight limit for member fan-outs; below the pool size (10) so other work still gets connections. */
 export const FAN_OUT_CONCURRENCY = 6;
+
+/**
+ * Calls `call` after every `request()`, at most once per `intervalMs`: a request inside the interval is served by
+ * one trailing call at its end, so no request goes unanswered and a burst costs one call. A failed call goes to
+ * `onError` (the next request tries again). `stop()` drops a pending trailing call.
+ */
+export function throttleTrailing(
+  call: () => Promise<void>,
+  intervalMs: number,
+  onError: (error: unknown) => void,
+): { request(): void; stop(): void } {
+  let lastCallAt = -Infinity;
+  let trailing: ReturnType<typeof setTimeout> | null = null;
+  const fire = () => {
+    trailing = null;
+    lastCallAt = Date.now();
+    call().catch(onError);
+  };
+  return {
+    request() {
+      if (trailing) return;
+      const wait = lastCallAt + intervalMs - Date.now();
+      if (wait <= 0) fire();
+      else trailing = setTimeout(fire, wait);
+    },
+    stop() {
+      if (trailing) clearTimeout(trailing);
+      trailing = null;
+    },
+  };
+}

@@ -110,13 +110,14 @@ const schema = z.object({
   TREEWARDEN_FLEET_RECOVERY_EVERY_MS: duration.default(10 * 60_000),
   /**
    * `on`: every run and job in its own sandbox (processes/sandbox.ts); a host that cannot build one refuses agents.
-   * `off`: agents run unconfined, as the service's user (README, "What an agent can reach": the risk accepted)
+   * `off`: agents run unconfined, as the service's user (docs/run-supervision.md, "What an agent can reach": the
+   * risk accepted)
    */
   TREEWARDEN_SANDBOX: z.enum(['on', 'off']).default('on'),
   /** `auto`: a cgroup per run and job where the host has a writable hierarchy; `process-group`: never */
   TREEWARDEN_CONTAINMENT: z.enum(['auto', 'process-group']).default('auto'),
   /**
-   * Worker Deployment Versioning (README, "Versioned rollouts"): `on`, workers poll as a version of
+   * Worker Deployment Versioning (docs/fleet.md, "Versioned rollouts"): `on`, workers poll as a version of
    * TREEWARDEN_DEPLOYMENT_NAME and each execution runs on the build its type's behaviour says
    * (domain/versioning.ts); `off`, any worker serves any execution
    */
@@ -166,12 +167,16 @@ const schema = z.object({
   /** the retention schedule deletes what finished more than this many days ago (retention/); 0 keeps only live state */
   TREEWARDEN_RETENTION_DAYS: z.coerce.number().int().min(0).default(30),
   /**
-   * liveness recovery (README, "Liveness recovery"): an agent-owned in_progress issue with no live path for this long
-   * is stalled, and its assignee is woken once per stall
+   * liveness recovery (docs/run-supervision.md, "Liveness recovery"): an agent-owned in_progress issue with no live
+   * path for this long is stalled, and its assignee is woken once per stall
    */
   TREEWARDEN_LIVENESS_STALL_MS: duration.default(30 * 60_000),
-  /** how often the scan for stalled work runs (the `treewarden-liveness` schedule's interval, set when created) */
-  TREEWARDEN_LIVENESS_SCAN_MS: duration.default(60_000),
+  /**
+   * how often the safety scan for stalled work runs (the `treewarden-liveness` schedule's interval, set when
+   * created); recoveries come from the liveness watch, at the moment an issue stalls, and the scan catches what a
+   * lost notice missed
+   */
+  TREEWARDEN_LIVENESS_SCAN_MS: duration.default(5 * 60_000),
   /** recoveries per company and pass: a thousand stalled issues are woken over passes, never at once */
   TREEWARDEN_LIVENESS_MAX_PER_COMPANY: z.coerce.number().int().min(1).max(1000).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -9,6 +9,8 @@ export const workflowId = {
   taskWatchdog: (issueId: string) => `task-watchdog:${issueId}`,
   treeHold: (holdId: string) => `tree-hold:${holdId}`,
   issueMonitor: (issueId: string) => `issue-monitor:${issueId}`,
+  /** one per task queue (a deployment), like the chore schedules */
+  livenessWatch: (taskQueue: string) => `liveness-watch:${taskQueue}`,
   agentRun: (runId: string) => `agent-run:${runId}`,
   backgroundJob: (jobId: string) => `background-job:${jobId}`,
   blockerResolution: (blockerId: string) => `execution-blocker:${blockerId}`,

@@ -1,13 +1,15 @@
 /**
  * Liveness recovery (issue 44, item 5; seed 000's third mechanism beside the task watchdog and the silent-run
  * watchdog): an agent-owned `in_progress` issue with no live path for longer than TREEWARDEN_LIVENESS_STALL_MS is
- * stalled work, found by a periodic scan, and its assignee is woken once per stall. Pure: liveness/recovery.ts reads
- * the facts (the live paths are ruled out by its query) and writes what this decides.
+ * stalled work, and its assignee is woken once per stall. A pass runs when the next idle issue falls due (the
+ * `liveness-watch` workflow's timer, moved by the changes that can end a live path) and on a slow periodic safety
+ * scan. Pure: liveness/recovery.ts reads the facts (the live paths are ruled out by its query) and writes what this
+ * decides.
  */
 
 /** What one pass did (the schedule's workflow returns it: the Temporal UI shows it). */
 export interface LivenessPass {
-  /** idle issues past the threshold that were looked at */
+  /** issues with no live path that were looked at, stalled or not yet */
   idle: number;
   recovered: number;
   stoodDown: number;
@@ -15,7 +17,34 @@ export interface LivenessPass {
   paced: number;
   /** wakes queued for over a minute outside any hold (their dispatcher died), dispatched again */
   redispatched: number;
+  /** when the next pass is owed (`nextPassInMs`), or null: no idle issue falls due later */
+  nextPassInMs: number | null;
 }
+
+/** A company paced out of a pass gets its next share this much later. */
+export const RECOVERY_PACE_MS = 60_000;
+
+/** Passes are at least this far apart: an issue falling due a few milliseconds later waits for the next. */
+const MIN_PASS_GAP_MS = 1_000;
+
+/**
+ * The changes (changes/record.ts reasons) after which an issue may have no live path left: a run ended, a person
+ * changed the issue, a hold was released, an interaction, an execution blocker or a monitor ended. The change
+ * dispatcher tells the liveness watch after a round with any of them.
+ */
+const LIVE_PATH_ENDING_CHANGES: ReadonlySet<string> = new Set([
+  'issue_created',
+  'issue_updated',
+  'run_finished',
+  'tree_hold_released',
+  'interaction_resolved',
+  'execution_blocker_resolved',
+  'monitor_cleared',
+  'monitor_fired',
+  'monitor_ended',
+]);
+
+export const mayEndALivePath = (reason: string): boolean => LIVE_PATH_ENDING_CHANGES.has(reason);
 
 /** The wake reason of a recovery's wake. */
 export const LIVENESS_RECOVERY_WAKE_REASON = 'liveness_recovery';
@@ -36,7 +65,8 @@ export interface IdleIssue {
 export type StallDecision =
   | { kind: 'recover'; stallKey: string; stalledForMs: number }
   | { kind: 'stand_down'; reason: 'operator_stop' | 'already_recovered' }
-  | { kind: 'not_yet' };
+  /** idle, not stalled yet: it is in `inMs` */
+  | { kind: 'not_yet'; inMs: number };
 
 /**
  * Whether an idle issue is recovered now. A stall is identified by the issue's latest run (or its having none), so a
@@ -49,7 +79,7 @@ export function decideStall(issue: IdleIssue, nowMs: number, stallMs: number): S
     return { kind: 'stand_down', reason: 'operator_stop' };
   if (run?.wakeReason === LIVENESS_RECOVERY_WAKE_REASON) return { kind: 'stand_down', reason: 'already_recovered' };
   const stalledForMs = nowMs - issue.lastActivityAtMs;
-  if (stalledForMs < stallMs) return { kind: 'not_yet' };
+  if (stalledForMs < stallMs) return { kind: 'not_yet', inMs: stallMs - stalledForMs };
   return { kind: 'recover', stallKey: run ? `after-run:${run.id}` : 'never-run', stalledForMs };
 }
 
@@ -70,4 +100,20 @@ export function pacedRecoveries<T extends { companyId: string; stalledForMs: num
       taken.set(recovery.companyId, count + 1);
       return true;
     });
+}
+
+/**
+ * When the pass after this one is owed: after the pacing interval while a company was paced or the pass could not
+ * read every idle issue, else when the first idle issue not yet stalled falls due; null when none is waiting (the
+ * next change that can end a live path, or the safety scan, brings the next pass).
+ */
+export function nextPassInMs(
+  decisions: readonly StallDecision[],
+  pass: { paced: number; truncated: boolean },
+): number | null {
+  if (pass.paced > 0 || pass.truncated) return RECOVERY_PACE_MS;
+  let soonest: number | null = null;
+  for (const decision of decisions)
+    if (decision.kind === 'not_yet') soonest = Math.min(soonest ?? Infinity, decision.inMs);
+  return soonest === null ? null : Math.max(MIN_PASS_GAP_MS, soonest);
 }

@@ -196,8 +196,8 @@ export function notificationHash(fact: Pick<NotificationFact, 'event' | 'kind' |
 }
 
 /**
- * Header names of a delivery (documented in the README): the Standard Webhooks set (`webhook-id` is the delivery
- * id), and the older `treewarden-*` set, deprecated, sent for one more release.
+ * Header names of a delivery (documented in docs/api.md, "Quiet notifications (webhooks)"): the Standard Webhooks
+ * set (`webhook-id` is the delivery id), and the older `treewarden-*` set, deprecated, sent for one more release.
  */
 export const WEBHOOK_HEADERS = {
   id: 'webhook-id',

@@ -1,8 +1,8 @@
 /**
- * Temporal priority and fairness (README "Fairness between companies"). Every company shares one task queue; with
- * `matching.enableFairness` the server dispatches a backlog by priority first (lower goes first, 1..5, 3 when unset),
- * then round-robins between fairness keys within a priority in proportion to their weights. The fairness key is the
- * company id, so a company's thousand tasks queue behind each other, never in front of another company's one.
+ * Temporal priority and fairness (docs/fleet.md, "Fairness between companies"). Every company shares one task queue;
+ * with `matching.enableFairness` the server dispatches a backlog by priority first (lower goes first, 1..5, 3 when
+ * unset), then round-robins between fairness keys within a priority in proportion to their weights. The fairness key is
+ * the company id, so a company's thousand tasks queue behind each other, never in front of another company's one.
  * Activities inherit their workflow's priority and key; only the kinds below that must jump ahead set their own.
  */
 import type { Priority } from '@temporalio/common';

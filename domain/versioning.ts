@@ -1,6 +1,7 @@
 /**
- * Which build each workflow type runs on under Worker Deployment Versioning (README, "Versioned rollouts"), one table
- * for the workflows (workflows/versioning.ts applies it) and for the rollout's replay check (temporal/replay-check.ts).
+ * Which build each workflow type runs on under Worker Deployment Versioning (docs/fleet.md, "Versioned rollouts"), one
+ * table for the workflows (workflows/versioning.ts applies it) and for the rollout's replay check
+ * (workers/replay-check.ts).
  *
  * - PINNED: an execution finishes on the build that started it, so a rollout never replays its history on other
  *   code. For the work that ends by itself: a run lasts as long as its agent, and a rollout keeps the old build's
@@ -8,7 +9,8 @@
  * - AUTO_UPGRADE: an execution moves to the current build at its next workflow task, so every change to its code
  *   goes through `patched()` (CONTRIBUTING) and is replay-checked before a rollout (`treewarden rollout
  *   check-replay`). For the entities that live as long as their row: a watchdog lives for months, a hold until its
- *   release and a monitor until its time (up to 90 days), and pinning them would keep an old build running as long.
+ *   release, a monitor until its time (up to 90 days) and the liveness watch while idle work waits, and pinning them
+ *   would keep an old build running as long.
  *   (Moving a pinned execution at continue-as-new needs a newer server than 1.29.)
  */
 import type { VersioningBehavior } from '@temporalio/common';
@@ -24,6 +26,7 @@ export const VERSIONING_BEHAVIORS = {
   taskWatchdogWorkflow: 'AUTO_UPGRADE',
   treeHoldWorkflow: 'AUTO_UPGRADE',
   issueMonitorWorkflow: 'AUTO_UPGRADE',
+  livenessWatchWorkflow: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
 
 export type WorkflowTypeName = keyof typeof VERSIONING_BEHAVIORS;

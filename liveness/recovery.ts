@@ -3,7 +3,9 @@
  * path, stalled longer than TREEWARDEN_LIVENESS_STALL_MS, and wakes each one's assignee once per stall with reason
  * `liveness_recovery`, under the usual admission gates (a hold defers the wake, the company's cap queues its run).
  * A `LivenessRecovery` row per (issue, stall) makes the recovery exactly once, however many passes (or workers) see
- * the stall at once. Run by the `treewarden-liveness` schedule (liveness/schedule.ts).
+ * the stall at once. Run when the next idle issue falls due by the `liveness-watch` workflow (whose timer the changes
+ * that can end a live path move: liveness/watch.ts), and by the `treewarden-liveness` safety schedule
+ * (liveness/schedule.ts).
  */
 import { logActivity } from '../db/activity-log';
 import type { Tx } from '../db/prisma';
@@ -11,6 +13,7 @@ import { forEachConcurrently } from '../domain/concurrency';
 import {
   LIVENESS_RECOVERY_WAKE_REASON,
   decideStall,
+  nextPassInMs,
   pacedRecoveries,
   type IdleIssue,
   type LivenessPass,
@@ -39,11 +42,11 @@ type IdleRow = {
 };
 
 /**
- * The issues with no live path whose last sign of work is older than `stallMs`, by the database's clock: in
- * progress, assigned to an invokable agent, not a review task, and with no live run, queued wake, pending
- * interaction, active execution blocker or pending monitor (a hold is ruled out after, by walking up).
+ * The issues with no live path, the longest idle first, with the database's clock: in progress, assigned to an
+ * invokable agent, not a review task, and with no live run, queued wake, pending interaction, active execution
+ * blocker or pending monitor (a hold is ruled out after, by walking up). `truncated`: there may be more.
  */
-async function idleIssues(tx: Tx, stallMs: number): Promise<(IdleIssue & { nowMs: number })[]> {
+async function idleIssues(tx: Tx): Promise<{ idle: (IdleIssue & { nowMs: number })[]; truncated: boolean }> {
   const rows = await tx.$queryRaw<IdleRow[]>`
     SELECT i.id AS "issueId", i."companyId", i."assigneeAgentId",
       round(date_part('epoch', greatest(i."updatedAt", r."finishedAt", r."createdAt", w.latest)) * 1000)::float8
@@ -64,14 +67,12 @@ async function idleIssues(tx: Tx, stallMs: number): Promise<(IdleIssue & { nowMs
       AND NOT EXISTS (SELECT 1 FROM "Interaction" WHERE "issueId" = i.id AND status = 'pending')
       AND NOT EXISTS (SELECT 1 FROM "ExecutionBlocker" WHERE "issueId" = i.id AND status = 'active')
       AND NOT EXISTS (SELECT 1 FROM "IssueMonitor" WHERE "issueId" = i.id AND status = 'pending')
-      AND greatest(i."updatedAt", r."finishedAt", r."createdAt", w.latest)
-        < now() - ${stallMs} * interval '1 millisecond'
     ORDER BY "lastActivityAtMs" LIMIT ${PASS_CANDIDATES}`;
   const held = await heldIssueIds(
     tx,
     rows.map((r) => r.issueId),
   );
-  return rows
+  const idle = rows
     .filter((r) => !held.has(r.issueId))
     .map((r) => ({
       issueId: r.issueId,
@@ -84,6 +85,7 @@ async function idleIssues(tx: Tx, stallMs: number): Promise<(IdleIssue & { nowMs
           ? null
           : { id: r.runId, status: r.runStatus!, stopKind: r.stopKind, wakeReason: r.wakeReason! },
     }));
+  return { idle, truncated: rows.length === PASS_CANDIDATES };
 }
 
 /** Which of `issueIds` an active hold covers (rooted at them or above): one walk up for all of them. */
@@ -100,11 +102,14 @@ async function heldIssueIds(tx: Tx, issueIds: string[]): Promise<Set<string>> {
   return new Set(rows.map((r) => r.issueId));
 }
 
-/** One pass: dispatch stranded wakes, decide every idle issue, and recover the due ones paced per company. */
+/**
+ * One pass: dispatch stranded wakes, decide every idle issue, recover the due ones paced per company, and say when
+ * the next pass is owed.
+ */
 export async function recoverStalledIssues(deps: Deps): Promise<LivenessPass> {
   const { TREEWARDEN_LIVENESS_STALL_MS: stallMs, TREEWARDEN_LIVENESS_MAX_PER_COMPANY: perCompany } = deps.config;
   const redispatched = await redispatchStrandedWakes(deps);
-  const idle = await idleIssues(deps.db, stallMs);
+  const { idle, truncated } = await idleIssues(deps.db);
   const decided = idle.map((issue) => ({ issue, decision: decideStall(issue, issue.nowMs, stallMs) }));
   const due = decided.flatMap(({ issue, decision }) =>
     decision.kind === 'recover' ? [{ ...issue, ...decision, companyId: issue.companyId }] : [],
@@ -115,7 +120,18 @@ export async function recoverStalledIssues(deps: Deps): Promise<LivenessPass> {
     if (await recover(deps, stall)) recovered++;
   });
   const stoodDown = decided.filter(({ decision }) => decision.kind === 'stand_down').length;
-  const pass = { idle: idle.length, recovered, stoodDown, paced: due.length - paced.length, redispatched };
+  const pacedOut = due.length - paced.length;
+  const pass = {
+    idle: idle.length,
+    recovered,
+    stoodDown,
+    paced: pacedOut,
+    redispatched,
+    nextPassInMs: nextPassInMs(
+      decided.map(({ decision }) => decision),
+      { paced: pacedOut, truncated },
+    ),
+  };
   if (recovered > 0 || pass.paced > 0) deps.log.info(pass, 'liveness recovery pass');
   return pass;
 }

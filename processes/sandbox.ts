@@ -85,7 +85,7 @@ export function assertCanRunAgents(sandbox: Sandbox): void {
   if (sandbox.kind === 'none' && !sandbox.accepted)
     throw new SandboxUnavailableError(
       `agents are refused: ${sandbox.reason}; install them, or set TREEWARDEN_SANDBOX=off to accept running ` +
-        'agents unconfined (README, "What an agent can reach")',
+        'agents unconfined (docs/run-supervision.md, "What an agent can reach")',
     );
 }
 

@@ -30,10 +30,10 @@ const holdStillNeeded = (holdId: Prisma.Sql, cutoffs: RetentionCutoffs) =>
     AND (h.status = 'active' OR h."releasedAt" IS NULL OR h."releasedAt" >= ${cutoffs.releasedHold}))`;
 
 /**
- * The one rule that keeps an owed resume (README, "Retention"): `run` was stopped by a hold, no resume has claimed it,
- * and a hold still covers its issue or an execution blocker of its issue is open, so a later release or resolution
- * still owes it its resume. The run and its stopping hold's member row naming it (the snapshot the resume decision
- * reads: holds/resume.ts) stay, however long ago that hold was released; every deletion below asks this.
+ * The one rule that keeps an owed resume (docs/operations.md, "Retention"): `run` was stopped by a hold, no resume has
+ * claimed it, and a hold still covers its issue or an execution blocker of its issue is open, so a later release or
+ * resolution still owes it its resume. The run and its stopping hold's member row naming it (the snapshot the resume
+ * decision reads: holds/resume.ts) stay, however long ago that hold was released; every deletion below asks this.
  */
 const owedResume = (run: Prisma.Sql) => Prisma.sql`(${run}."stoppedByHoldId" IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM "ResumeClaim" c WHERE c."interruptedRunId" = ${run}.id)

@@ -1,6 +1,6 @@
 /**
- * The cluster check's rollout (issue 27): README's "Versioned rollouts" on the real server. Build 1 (the fleet's
- * first build, current by itself) runs an agent and a watchdog; build 2 starts on one host beside it and is
+ * The cluster check's rollout (issue 27): "Versioned rollouts" of docs/fleet.md on the real server. Build 1 (the
+ * fleet's first build, current by itself) runs an agent and a watchdog; build 2 starts on one host beside it and is
  * promoted with `treewarden rollout promote`; the run started on build 1 stays pinned there and finishes, new runs
  * start on build 2, the watchdog moves to build 2 with its reviewed stop and wakes once for a new one, and once
  * `rollout wait-drained` says build 1 is no longer needed its workers stop and build 2 alone serves.

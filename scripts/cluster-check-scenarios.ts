@@ -68,8 +68,8 @@ export async function runScenario(
 }
 
 /**
- * Worker Deployment Versioning on a real server (README, "Versioned rollouts"): the fleet's first build became
- * current by itself, and both hosts' workers poll as it (the switch to a second build:
+ * Worker Deployment Versioning on a real server (docs/fleet.md, "Versioned rollouts"): the fleet's first build
+ * became current by itself, and both hosts' workers poll as it (the switch to a second build:
  * test/versioned-rollout.test.ts).
  */
 async function versionedFleet(temporal: TemporalTarget, hosts: SimulatedHost[]) {
@@ -109,7 +109,7 @@ async function watchdogScenario(board: TreewardenClient, companyId: string, temp
       `run ${reviewRuns[0].id} ${reviewRuns[0].status}`,
   );
 
-  // A comment is bookkeeping: it records no change, so it signals nothing (README, "Changes reach their
+  // A comment is bookkeeping: it records no change, so it signals nothing (docs/task-watchdog.md, "Changes reach their
   // watchdogs"). A direct change signal then evaluates the same stop again, which must not wake the agent again.
   const before = (await board.getWatchdog(root.id))!.lastEvaluation?.evaluatedAt;
   await board.addComment(leaf.id, 'just a note');

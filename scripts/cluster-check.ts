@@ -12,7 +12,8 @@
  *   - through the HTTP API: a watched subtree that comes to rest wakes the watchdog's noop agent exactly once, and a
  *     tree hold pause/release resumes the run it interrupted exactly once; the CLI reads the watchdog's workflow with
  *     the client certificate, and without it is refused with a message naming the TLS variables;
- *   - the README's versioned rollout (scripts/cluster-check-rollout.ts): a second build promoted over the first;
+ *   - the versioned rollout of docs/fleet.md (scripts/cluster-check-rollout.ts): a second build promoted over the
+ *     first;
  *   - tears everything down, also on failure or Ctrl-C. Exit code 0 only if every assertion held.
  */
 import { randomBytes } from 'node:crypto';
@@ -43,7 +44,7 @@ import {
   migrateDeploy,
   resolveTestPostgresAdminUrl,
 } from './provision/postgres';
-import { freePort } from './provision/ports';
+import { freePort } from '../runtime/ports';
 import { startTemporalCluster } from './provision/temporal-cluster';
 import { ensureTemporalServerTools, TEMPORAL_SERVER_VERSION } from './provision/temporal-server-tools';
 

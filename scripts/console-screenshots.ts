@@ -1,8 +1,8 @@
 /**
- * `npm run screenshots`: the README's console screenshots, made by a program rather than by hand.
- * Starts a throwaway stack (Temporal dev server and embedded PostgreSQL on free ports, a worker and the
- * API in this process), seeds a company with a tree, a held branch and a live process run, and writes
- * the tree page and the run page from headless Chromium to docs/console-tree.png and docs/console-run.png.
+ * `npm run screenshots`: the console screenshots of docs/operations.md ("Operator console"), made by a program rather
+ * than by hand. Starts a throwaway stack (Temporal dev server and embedded PostgreSQL on free ports, a worker and the
+ * API in this process), seeds a company with a tree, a held branch and a live process run, and writes the tree page and
+ * the run page from headless Chromium to docs/console-tree.png and docs/console-run.png.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';

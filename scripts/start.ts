@@ -18,7 +18,7 @@ import { configuredTemporalAddress, TemporalConfigError } from '../temporal/conn
 import { EMBEDDED_PG_PORT_VARIABLE, startEmbeddedPostgres } from './provision/embedded-postgres';
 import { ensureDatabase, migrateDeploy } from './provision/postgres';
 import { spawnOrphanWatchdog } from './provision/child-processes';
-import { isPortFree } from './provision/ports';
+import { isPortFree } from '../runtime/ports';
 import { ensureTemporalCli } from './provision/temporal-cli';
 import { startDevServer } from './provision/temporal-dev-server';
 
@@ -131,7 +131,7 @@ async function main() {
     }),
     ...(devServerAddress ? { TEMPORAL_ADDRESS: devServerAddress } : {}),
     // one worker on one machine: its build keeps one id across code changes, or executions pinned to the build
-    // before a restart would wait for a worker that never returns (README, "Versioned rollouts")
+    // before a restart would wait for a worker that never returns (docs/fleet.md, "Versioned rollouts")
     TREEWARDEN_BUILD_ID: process.env.TREEWARDEN_BUILD_ID ?? 'local',
     TREEWARDEN_API_PORT: port,
     TREEWARDEN_API_URL: apiUrl,
@@ -187,7 +187,7 @@ function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return rest;
 }
 
-/** How the worker will confine agents, said as it will see it (README, "What an agent can reach"). */
+/** How the worker will confine agents, said as it will see it (docs/run-supervision.md, "What an agent can reach"). */
 function sandboxLine(env: NodeJS.ProcessEnv): string {
   const sandbox = detectSandbox(env.TREEWARDEN_SANDBOX === 'off' ? 'off' : 'on', []);
   if (sandbox.kind === 'namespaces') return 'each run in its own sandbox (user, PID, mount and network namespaces)';

@@ -1,6 +1,6 @@
 /**
- * Worker Deployment Versioning (README, "Versioned rollouts"): which deployment version a worker polls as, and the
- * deployment's routing (which version new executions start on). Each workflow type's behaviour is declared in
+ * Worker Deployment Versioning (docs/fleet.md, "Versioned rollouts"): which deployment version a worker polls as, and
+ * the deployment's routing (which version new executions start on). Each workflow type's behaviour is declared in
  * domain/versioning.ts.
  */
 import { createHash } from 'node:crypto';

@@ -80,6 +80,11 @@ export interface Orchestrator {
   scheduleIssueMonitor(monitor: IssueMonitorStart): Promise<void>;
   /** Tells the issue's monitor workflow its monitor was cleared at `version` (a no-op when none runs). */
   issueMonitorCleared(issueId: string, version: number): Promise<void>;
+  /**
+   * Tells the liveness watch a change that can end an issue's last live path was recorded, starting its workflow
+   * when it is not running: it makes sure a recovery pass runs when such an issue can first be stalled.
+   */
+  livePathsMayHaveEnded(): Promise<void>;
   /** Starts the hold's workflow (a no-op when it runs already); its workflow applies the pause by itself. */
   launchHold(hold: HoldStart): Promise<void>;
   /** Starts the hold's workflow when it is missing and returns once the pause is applied. */

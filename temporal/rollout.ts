@@ -1,6 +1,6 @@
 /**
- * What an operator follows a rollout by (README, "Versioned rollouts"; `treewarden rollout`): per build of a worker
- * deployment, its routing status, the workers polling as it and the executions still pinned to it.
+ * What an operator follows a rollout by (docs/fleet.md, "Versioned rollouts"; `treewarden rollout`): per build of a
+ * worker deployment, its routing status, the workers polling as it and the executions still pinned to it.
  */
 import type { Client } from '@temporalio/client';
 import type { DeploymentVersion } from './deployment';

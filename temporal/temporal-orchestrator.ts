@@ -8,22 +8,12 @@ import {
 } from '@temporalio/client';
 import type { Config } from '../domain/config';
 import { workflowId } from '../domain/ids';
-import { CompanyIdKey, IssueIdKey, KindKey, StateKey } from '../domain/search-attributes';
+import { CompanyIdKey, KindKey, StateKey } from '../domain/search-attributes';
 import { holdNotActive, isHoldNotActive } from '../domain/hold-contract';
-import { companyPriority, priorityDetails, type TaskPriorityKind } from '../domain/task-priority';
-import type {
-  hostProbeWorkflow,
-  issueMonitorWorkflow,
-  taskWatchdogWorkflow,
-  treeHoldWorkflow,
-  webhookDeliveryWorkflow,
-} from '../workflows';
-import type { MonitorSchedule } from '../domain/issue-monitor';
+import type { hostProbeWorkflow, taskWatchdogWorkflow, treeHoldWorkflow, webhookDeliveryWorkflow } from '../workflows';
 import {
   awaitPauseAppliedUpdate,
   companyCapFreedSignal,
-  issueMonitorClearedSignal,
-  issueMonitorSetSignal,
   releaseHoldUpdate,
   subtreeChangedSignal,
   watchdogRecoverySignal,
@@ -31,29 +21,13 @@ import {
   type SubtreeChange,
 } from '../workflows/definitions';
 import { coalescePerKey } from './coalesce';
+import { createRecoveryEntitySignals } from './recovery-entity-signals';
+import { attributes, fairly, ignore } from './start-options';
 import { sendUntilProcessed } from './unprocessed-update';
 import type { HoldStart, Orchestrator, RunStart, WatchdogStart } from './orchestrator';
 
-/** A company's workflow in the shared queue: its fairness key and priority, and the UI's line that says so. */
-const fairly = (companyId: string, kind: TaskPriorityKind) => ({
-  priority: companyPriority(companyId, kind),
-  staticDetails: priorityDetails(companyId, kind),
-});
-
-const attributes = (kind: string, companyId: string, issueId: string, state: string) => [
-  { key: KindKey, value: kind },
-  { key: CompanyIdKey, value: companyId },
-  { key: IssueIdKey, value: issueId },
-  { key: StateKey, value: state },
-];
-
 export function createTemporalOrchestrator(client: Client, config: Config): Orchestrator {
   const taskQueue = config.TREEWARDEN_TASK_QUEUE;
-  const ignore =
-    (...types: (new (...args: never[]) => Error)[]) =>
-    (error: unknown) => {
-      if (!types.some((t) => error instanceof t)) throw error;
-    };
   /** The hold's workflow, started once: a second start (the pause's own, the hold dispatcher's) finds it running. */
   const launchHold = async (hold: HoldStart): Promise<void> => {
     await client.workflow
@@ -238,6 +212,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       });
     },
     subtreeChanged,
+    ...createRecoveryEntitySignals(client, config),
     async recoverWatchdog(watchdog) {
       await signalWatchdog(watchdog, watchdogRecoverySignal, [
         { watchdogId: watchdog.watchdogId, reason: 'worker_recovery' },
@@ -247,25 +222,6 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
       await client.workflow
         .getHandle(workflowId.taskWatchdog(issueId))
         .signal(watchdogRemovedSignal, { watchdogId })
-        .catch(ignore(WorkflowNotFoundError));
-    },
-    async scheduleIssueMonitor({ issueId, companyId, title, schedule }) {
-      await client.workflow.signalWithStart<typeof issueMonitorWorkflow, [MonitorSchedule]>('issueMonitorWorkflow', {
-        workflowId: workflowId.issueMonitor(issueId),
-        taskQueue,
-        args: [{ issueId, heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS }],
-        signal: issueMonitorSetSignal,
-        signalArgs: [schedule],
-        typedSearchAttributes: attributes('issue_monitor', companyId, issueId, 'waiting'),
-        memo: { issueTitle: title },
-        staticSummary: `Monitor on "${title}"`,
-        ...fairly(companyId, 'evaluation'),
-      });
-    },
-    async issueMonitorCleared(issueId, version) {
-      await client.workflow
-        .getHandle(workflowId.issueMonitor(issueId))
-        .signal(issueMonitorClearedSignal, { version })
         .catch(ignore(WorkflowNotFoundError));
     },
     launchHold,

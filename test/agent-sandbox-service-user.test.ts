@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '../scripts/provision/ports';
+import { freePort } from '../runtime/ports';
 import { ADMIN_TOKEN, eventually, runRow, startHarness, type Harness } from '../testing/harness';
 import { callApi } from '../testing/service-stack';
 import { REPO_ROOT, testTemporal } from '../testing/stack';

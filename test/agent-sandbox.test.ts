@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../scripts/provision/ports';
+import { freePort } from '../runtime/ports';
 import { eventually } from '../testing/harness';
 import { callApi, embeddedDatabaseUrl, stackSql, startServiceStack, type ServiceStack } from '../testing/service-stack';
 import { testTemporal } from '../testing/stack';

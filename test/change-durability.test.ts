@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../scripts/provision/ports';
+import { freePort } from '../runtime/ports';
 import { classifySubtree } from '../domain/watchdog';
 import { loadEvaluationInput } from '../watchdogs/subtree-snapshot';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';

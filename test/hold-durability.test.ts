@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { freePort } from '../scripts/provision/ports';
+import { freePort } from '../runtime/ports';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { REPO_ROOT } from '../testing/stack';
 import { workerFleet, type WorkerFleet } from '../testing/worker-fleet';

@@ -1,7 +1,7 @@
 /**
  * @module Temporal UI tells the story: the dev server's real Web UI, in headless Chromium, lists a
- * company's watchdogs, holds and runs for the README's visibility query (and nothing of another
- * company), and a workflow's page shows its state in one line.
+ * company's watchdogs, holds and runs for the visibility query of docs/operations.md ("Finding things in the
+ * Temporal UI"; and nothing of another company), and a workflow's page shows its state in one line.
  */
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/provision/chromium';
@@ -62,7 +62,7 @@ async function renderedMarkdown(): Promise<string[]> {
   ).map((text) => text.trim());
 }
 
-test("the README's query lists exactly a company's watchdogs, holds and runs; a hold's page shows its state", async () => {
+test("docs/operations.md's query lists exactly a company's watchdogs, holds and runs; a hold's page shows its state", async () => {
   const acme = await seedCompany(h, 'Acme');
   const watchdog = await watchdogWakes(h, acme, { remove: false });
   const hold = await holdInterruptsRun(h, acme, { release: false });

@@ -1,5 +1,5 @@
 /**
- * @module Versioned rollouts (issue 27), the README's procedure step by step with real worker processes
+ * @module Versioned rollouts (issue 27), the procedure of docs/fleet.md step by step with real worker processes
  * (workers/main.ts) and the CLI: build 1 serves a run, a watchdog and a hold; build 2 starts beside it and is
  * promoted; the run started on build 1 finishes there (PINNED) while new runs start on build 2; the watchdog and the
  * hold move to build 2 (AUTO_UPGRADE) with their state: a release resumes exactly the interrupted run once, and the
@@ -56,7 +56,7 @@ async function versioningOf(client: Client, id: string) {
   return { buildId: info?.deploymentVersion?.buildId ?? null, behavior };
 }
 
-test('build 2 takes over from build 1 by the README procedure, losing and repeating nothing', async () => {
+test('build 2 takes over from build 1 by the docs/fleet.md procedure, losing and repeating nothing', async () => {
   const client = h.services.client;
   const build1 = await fleet.start({ TREEWARDEN_BUILD_ID: 'build-1' });
   await eventually('the first build current by itself', async () => (await status()).currentBuildId === 'build-1');

@@ -1,8 +1,9 @@
-/** Stories of the entities that wake assignees later: an issue's monitor and liveness recovery's pass. */
+/** Stories of the entities that wake assignees later: an issue's monitor, liveness recovery's pass and its watch. */
 import { randomBytes } from 'node:crypto';
 import { workflowId } from '../domain/ids';
 import { livenessRecoveryWorkflow } from '../workflows/liveness-recovery';
-import type { Harness, seedCompany } from './harness';
+import type { LivenessWatchResult, livenessWatchWorkflow } from '../workflows/liveness-watch';
+import { eventually, type Harness, type seedCompany } from './harness';
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
 
@@ -36,4 +37,41 @@ export async function livenessPassRecovers(h: Harness, c: Company) {
   });
   if (pass.recovered < 1) throw new Error(`liveness pass: ${JSON.stringify(pass)}`);
   return { workflowId: id };
+}
+
+/**
+ * On a stack whose stall threshold is a few seconds: an agent's run ends and leaves its issue in progress with no
+ * live path. Nothing scans: the run's end tells the liveness watch, which recovers the stall when it falls due, and
+ * stands down once the recovery's own run has ended without restoring a path. Returns the watch's executions in
+ * order, each with its result.
+ */
+export async function livenessWatchRecovers(h: Harness, c: Company) {
+  const issue = await c.issue({
+    title: 'left in progress',
+    assigneeAgentId: (await c.agent()).id,
+    status: 'in_progress',
+  });
+  const wake = await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {});
+  if (wake.status !== 202) throw new Error(`wake: ${JSON.stringify(wake.body)}`);
+  const id = workflowId.livenessWatch(h.services.config.TREEWARDEN_TASK_QUEUE);
+  // each execution completes when no idle issue is left waiting, and the next change starts another; each one
+  // waits seconds on its timer, so every execution is seen running and then read by its run id
+  const results = new Map<string, LivenessWatchResult | null>();
+  await eventually(
+    'the watch stood down after the recovery',
+    async () => {
+      const { runId } = await h.services.client.workflow.getHandle(id).describe();
+      if (!results.has(runId)) results.set(runId, null);
+      for (const [seen, result] of results)
+        if (result === null) {
+          const handle = h.services.client.workflow.getHandle<typeof livenessWatchWorkflow>(id, seen);
+          if ((await handle.describe()).status.name === 'COMPLETED') results.set(seen, await handle.result());
+        }
+      const done = [...results.values()];
+      return done.every((r) => r !== null) && done.some((r) => r!.stoodDown > 0);
+    },
+    120_000,
+  );
+  const executions = [...results].map(([runId, result]) => ({ runId, result: result! }));
+  return { issueId: issue.id, workflowId: id, executions };
 }

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Client } from 'pg';
-import { freePort } from '../scripts/provision/ports';
+import { freePort } from '../runtime/ports';
 import { REPO_ROOT } from './stack';
 
 export interface ServiceStack {

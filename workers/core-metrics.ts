@@ -3,7 +3,7 @@
  * tells a saturated server from a starved worker). Core serves them on a loopback port of its own; the worker's
  * `/metrics` relays that text beside treewarden's, so one scrape target per worker shows both.
  */
-import { freePort } from '../scripts/provision/ports';
+import { freePort } from '../runtime/ports';
 
 /** A free loopback address for core's exporter (asked of the kernel, then released for core to bind). */
 export const coreMetricsAddress = async (): Promise<string> => `127.0.0.1:${await freePort()}`;

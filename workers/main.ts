@@ -82,7 +82,7 @@ async function main() {
       { sandbox: services.sandbox },
       services.sandbox.accepted
         ? "agents run unconfined: they can read this service's secrets and reach its ports (TREEWARDEN_SANDBOX=off)"
-        : 'agents are refused: this host cannot sandbox them (README, "What an agent can reach")',
+        : 'agents are refused: this host cannot sandbox them (docs/run-supervision.md, "What an agent can reach")',
     );
   const running = worker.run();
   const retentionSchedule = await ensureRetentionSchedule(services.client, config.TREEWARDEN_TASK_QUEUE);

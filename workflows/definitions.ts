@@ -64,6 +64,9 @@ export const issueMonitorSetSignal = defineSignal<[MonitorSchedule]>('issueMonit
 /** An issue monitor cleared at this version: its workflow stops waiting (a newer set wins). */
 export const issueMonitorClearedSignal = defineSignal<[{ version: number }]>('issueMonitorCleared');
 
+/** To the liveness watch: a change that can end an issue's last live path was recorded (domain/liveness.ts). */
+export const livePathsMayHaveEndedSignal = defineSignal('livePathsMayHaveEnded');
+
 export interface RunWorkflowInput {
   runId: string;
   heartbeatTimeoutMs?: number;

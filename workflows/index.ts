@@ -9,5 +9,6 @@ export { hostProbeWorkflow } from './host-probe';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { retentionWorkflow } from './retention';
 export { livenessRecoveryWorkflow } from './liveness-recovery';
+export { livenessWatchWorkflow } from './liveness-watch';
 // each type's build under Worker Deployment Versioning
 import './versioning';

@@ -6,9 +6,9 @@ import {
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { historyFull } from './history';
 import type { MonitorSchedule } from '../domain/issue-monitor';
 import { StateKey } from '../domain/search-attributes';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, issueMonitorClearedSignal, issueMonitorSetSignal } from './definitions';
@@ -45,7 +45,7 @@ export async function issueMonitorWorkflow(input: IssueMonitorInput): Promise<vo
   setHandler(issueMonitorSetSignal, (schedule) => monitor.set(schedule));
   setHandler(issueMonitorClearedSignal, (cleared) => monitor.cleared(cleared));
 
-  while (monitor.pending && !continuing()) {
+  while (monitor.pending && !historyFull(HISTORY_EVENTS_BEFORE_CONTINUING)) {
     const due = monitor.pending;
     upsertSearchAttributes([{ key: StateKey, value: 'waiting' }]);
     setCurrentDetails(`wakes the assignee at ${due.at} (version ${due.version})`);
@@ -61,9 +61,4 @@ export async function issueMonitorWorkflow(input: IssueMonitorInput): Promise<vo
   upsertSearchAttributes([{ key: StateKey, value: 'done' }]);
   setCurrentDetails('nothing pending');
   await condition(allHandlersFinished);
-}
-
-function continuing(): boolean {
-  const info = workflowInfo();
-  return info.continueAsNewSuggested || info.historyLength >= HISTORY_EVENTS_BEFORE_CONTINUING;
 }

@@ -10,9 +10,9 @@ import {
   setHandler,
   sleep,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { historyFull } from './history';
 import { StateKey } from '../domain/search-attributes';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS } from './definitions';
 import {
@@ -110,15 +110,20 @@ export async function taskWatchdogWorkflow(input: TaskWatchdogInput): Promise<Wa
   for (;;) {
     setCurrentDetails(watchdog.describe());
     const wait = watchdog.nextWait(input.tickMs, watchdog.awaitsRecheck() && patched(RECHECK_PATCH));
-    const signalled = await condition(() => watchdog.needsAttention() || historyFull(), wait.ms, {
-      summary: wait.summary,
-    });
+    const signalled = await condition(
+      () => watchdog.needsAttention() || historyFull(HISTORY_EVENTS_BEFORE_CONTINUING),
+      wait.ms,
+      {
+        summary: wait.summary,
+      },
+    );
     if (watchdog.takeRemovalRequest()) await confirmRemoval();
     // a successor that signalled while this run confirmed its own removal takes over instead
     if (watchdog.state.removed && watchdog.successorId === null) return finish(watchdog);
     // a burst of signals grows the history before any evaluation: the pending changes go on in
     // a fresh run first, well below the server's 4,096-event suggestion (bench scenario 4)
-    if (watchdog.successorId !== null || historyFull()) return continueOrHandOver(input, watchdog);
+    if (watchdog.successorId !== null || historyFull(HISTORY_EVENTS_BEFORE_CONTINUING))
+      return continueOrHandOver(input, watchdog);
     await evaluate(!signalled);
   }
 }
@@ -139,8 +144,3 @@ async function continueOrHandOver(input: TaskWatchdogInput, watchdog: WatchdogEn
 
 /** Our own continue-as-new threshold leaves room for a 1,000-signal burst under 4,096 events. */
 const HISTORY_EVENTS_BEFORE_CONTINUING = 2_048;
-
-function historyFull(): boolean {
-  const info = workflowInfo();
-  return info.continueAsNewSuggested || info.historyLength >= HISTORY_EVENTS_BEFORE_CONTINUING;
-}

@@ -8,6 +8,7 @@ import { hostProbeWorkflow } from './host-probe';
 import { issueMonitorWorkflow } from './issue-monitor';
 import { retentionWorkflow } from './retention';
 import { livenessRecoveryWorkflow } from './liveness-recovery';
+import { livenessWatchWorkflow } from './liveness-watch';
 import { taskWatchdogWorkflow } from './task-watchdog';
 import { treeHoldWorkflow } from './tree-hold';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
@@ -23,6 +24,7 @@ const WORKFLOWS: Record<WorkflowTypeName, Workflow> = {
   taskWatchdogWorkflow,
   treeHoldWorkflow,
   issueMonitorWorkflow,
+  livenessWatchWorkflow,
 };
 
 // a getter, read when an execution is initialised on a worker: only a versioned worker may declare a behaviour

@@ -22,7 +22,7 @@ export interface WebhookDeliveryInput {
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<{ status: 'delivered' | 'dead' }> {
   // Every attempt is one POST; the retry policy is the 24-hour backoff. A worker that dies mid-POST
   // is noticed within one heartbeat timeout and the attempt repeats with the same delivery id,
-  // which receivers dedupe on (the README's webhook format).
+  // which receivers dedupe on (docs/api.md, "Quiet notifications (webhooks)": the request's format).
   const { deliverWebhook } = proxyActivities<Activities>({
     startToCloseTimeout: input.attemptTimeoutMs + 30_000,
     heartbeatTimeout: input.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS,

@@ -11,7 +11,7 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { spawnOrphanWatchdog } from './child-processes';
-import { freePort } from './ports';
+import { freePort } from '../../runtime/ports';
 import { EmbeddedPostgresError, execFileAsync, isRoot, POSTGRES_OS_USER, runPg, type Log } from './postgres-binaries';
 import {
   assertWritable,

@@ -24,7 +24,7 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { registerSearchAttributes, type SearchAttributeTypeName } from '../../temporal/search-attributes';
 import { killOnExit, lineReader, spawnOrphanWatchdog } from './child-processes';
-import { freePortsInRange } from './ports';
+import { freePortsInRange } from '../../runtime/ports';
 import { clientTlsOf, type TestCertificates } from './cluster-tls';
 import { clusterConfigYaml, PORT_NAMES, type ClusterPorts } from './cluster-config';
 import { dropDatabase } from './postgres';

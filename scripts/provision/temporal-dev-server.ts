@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import type { SearchAttributeTypeName } from '../../temporal/search-attributes';
 import { killOnExit, lineReader, spawnOrphanWatchdog } from './child-processes';
-import { freePort } from './ports';
+import { freePort } from '../../runtime/ports';
 import { TREEWARDEN_DYNAMIC_CONFIG } from './temporal-dynamic-config';
 import { defaultLog, ensureTemporalCli, type Log } from './temporal-cli';
 

@@ -1,7 +1,8 @@
 /**
  * The dynamic config every Temporal server treewarden starts runs with, the dev server's and the cluster's alike.
  * `matching.enableFairness`: the task queues dispatch by the priority and fairness keys treewarden sets (the company
- * id, README "Fairness between companies"); without it the keys are recorded but the queue stays first in, first out.
+ * id; docs/fleet.md, "Fairness between companies"); without it the keys are recorded but the queue stays first in,
+ * first out.
  * `system.enableActivityEagerExecution`: an activity scheduled on the workflow's own queue returns with the workflow
  * task's answer when the worker has a slot (the SDK asks by default), a match the server no longer makes.
  */

@@ -19,5 +19,10 @@ test("a versioned worker declares the type's behaviour; an unversioned one (the 
 });
 
 test('only the long-lived entities move to a new build; the work that ends by itself stays on its own', () => {
-  expect(MOVING_WORKFLOW_TYPES.sort()).toEqual(['issueMonitorWorkflow', 'taskWatchdogWorkflow', 'treeHoldWorkflow']);
+  expect(MOVING_WORKFLOW_TYPES.sort()).toEqual([
+    'issueMonitorWorkflow',
+    'livenessWatchWorkflow',
+    'taskWatchdogWorkflow',
+    'treeHoldWorkflow',
+  ]);
 });

@@ -1,4 +1,4 @@
-/** Free-port helper for local provisioning (dev server, test stacks). */
+/** Free-port helpers for the servers treewarden starts (the worker's core metrics) and its local provisioning. */
 import net from 'node:net';
 
 /**

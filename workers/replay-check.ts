@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { MOVING_WORKFLOW_TYPES } from '../domain/versioning';
 import { UNTRACED } from '../runtime/tracing';
-import { workflowSpanSinks } from '../workers/tracing';
+import { workflowSpanSinks } from './tracing';
 
 export interface ReplayCheck {
   replayed: number;
