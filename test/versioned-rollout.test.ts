@@ -96,8 +96,13 @@ test('build 2 takes over from build 1 by the docs/fleet.md procedure, losing and
 
   // the procedure: the new build's code replays what it takes over (an unpatched change is refused), then it starts
   // beside build 1 and is promoted
+  // (what it takes over: the watchdog, the hold, and the liveness watch the issues created above started)
+  expect(await versioningOf(client, workflowId.livenessWatch(h.env.TREEWARDEN_TASK_QUEUE))).toEqual({
+    buildId: 'build-1',
+    behavior: 'auto-upgrade',
+  });
   const checked = await rollout('check-replay', '--bundle', await bundlePath());
-  expect([checked.code, JSON.parse(checked.stdout)]).toEqual([0, { replayed: 2, failures: [] }]);
+  expect([checked.code, JSON.parse(checked.stdout)]).toEqual([0, { replayed: 3, failures: [] }]);
   const incompatible = join(dir, 'unpatched-hold.js');
   writeFileSync(
     incompatible,
@@ -110,7 +115,7 @@ test('build 2 takes over from build 1 by the docs/fleet.md procedure, losing and
   );
   const refused = await rollout('check-replay', '--bundle', incompatible);
   expect(refused.code).toBe(1);
-  expect(refused.stderr).toContain(`1 of 2 running execution(s) do not replay`);
+  expect(refused.stderr).toContain(`1 of 3 running execution(s) do not replay`);
   expect(refused.stderr).toContain(hold.holdWorkflowId);
   const build2 = await fleet.start({ TREEWARDEN_BUILD_ID: 'build-2' });
   await eventually('build 2 registered with its workers', async () =>
