@@ -11,7 +11,8 @@ async function main(): Promise<void> {
     `[install-temporal] temporal CLI ${TEMPORAL_CLI_VERSION} ` +
       `ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
   );
-  process.stdout.write(`${bin}\n`);
+  // Exit now: a download that missed its deadline (temporal-cli-download.ts) may still hold the native client open.
+  process.stdout.write(`${bin}\n`, () => process.exit(0));
 }
 
 main().catch((err: unknown) => {

@@ -1,6 +1,7 @@
 /**
  * jest globalSetup: provision ONE test stack for the whole run (see stack.ts for how tests reach it):
- *   - the pinned Temporal CLI (installed into the user cache on first use: go install, 5-10 min cold),
+ *   - the pinned Temporal CLI (installed into the user cache on first use: the SDK's download, seconds, else
+ *     go install, 5-10 min cold; scripts/provision/temporal-cli.ts),
  *   - an in-memory `temporal server start-dev` on free ports (Web UI included, for test/temporal-ui.test.ts) with
  *     treewarden's search attributes and `limit.historyCount.suggestContinueAsNew=200` (so continue-as-new is
  *     exercised by tests),
