@@ -14,7 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { holdNotActive, isHoldNotActive } from '../domain/hold-contract';
+import { isHoldNotActive, type PauseApplied, type ReleaseArgs, type ResumeReport } from '../domain/hold-contract';
 import { resumeRetryDelayMs } from '../domain/retention';
 import { StateKey } from '../domain/search-attributes';
 import { TASK_PRIORITY } from '../domain/task-priority';
@@ -26,6 +26,7 @@ import {
   releaseHoldUpdate,
   type HoldWorkflowState,
 } from './definitions';
+import { TreeHoldEntity } from './tree-hold-entity';
 
 // Pause and release fan out over up to thousands of members; both are idempotent, so they
 // retry until done, and a dead worker's fan-out moves elsewhere after one heartbeat timeout.
@@ -65,75 +66,53 @@ export interface TreeHoldInput {
 /**
  * `tree-hold:<holdId>`: applies the pause, then waits for exactly one release (a Workflow Update,
  * so the caller gets the outcome or the 409 synchronously), retries the resumes whose wakes failed
- * a bounded number of times, and completes.
+ * a bounded number of times, and completes. Its state is a TreeHoldEntity (tree-hold-entity.ts).
  */
 export async function treeHoldWorkflow(input: TreeHoldInput): Promise<HoldWorkflowState> {
   const { holdId, heartbeatTimeoutMs, continued } = input;
   const { applyPause, releaseHold } = holdActivities(heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS);
-  const state: HoldWorkflowState = continued ?? {
-    holdId,
-    applied: null,
-    releasing: false,
-    released: null,
-    resumeRetries: 0,
-  };
+  const hold = new TreeHoldEntity(continued ?? TreeHoldEntity.initialState(holdId));
 
-  setHandler(holdStateQuery, () => state);
-  setHandler(awaitPauseAppliedUpdate, async () => {
-    await condition(() => state.applied !== null);
-    return state.applied!;
-  });
-  setHandler(
-    releaseHoldUpdate,
-    async (release) => {
-      state.releasing = true;
-      state.releaseId = release.releaseId;
-      await condition(() => state.applied !== null);
-      state.released = await withFanOutSlot(holdId, () => {
-        const waking = release.wakeAgents ? 'waking agents' : 'without waking agents';
-        setCurrentDetails(`releasing (${waking}, by ${release.actor.kind})`);
-        const summary = 'Release the hold: re-dispatch the interrupted work once';
-        return releaseHold.executeWithOptions({ summary }, [holdId, release]).catch((error: unknown) => {
-          if (!(error instanceof ActivityFailure && isHoldNotActive(error.cause))) throw error;
-          if (patched('complete-when-released-outside')) state.releasedOutside = true;
-          throw error.cause; // the database's refusal reaches the caller in the validator's shape
-        });
+  /** The release update's work: once the pause is applied, fan out within a slot of the company's cap. */
+  const release = async (args: ReleaseArgs): Promise<ResumeReport> => {
+    hold.releaseAccepted(args);
+    await condition(() => hold.isApplied);
+    const report = await withFanOutSlot(holdId, () => {
+      setCurrentDetails(hold.releasingDetails(args));
+      const summary = 'Release the hold: re-dispatch the interrupted work once';
+      return releaseHold.executeWithOptions({ summary }, [holdId, args]).catch((error: unknown) => {
+        if (!(error instanceof ActivityFailure && isHoldNotActive(error.cause))) throw error;
+        if (patched('complete-when-released-outside')) hold.releasedOutside();
+        throw error.cause; // the database's refusal reaches the caller in the validator's shape
       });
-      return state.released;
-    },
-    {
-      // the one "not active" gate; a retry of the winning release (after a continue-as-new) carries on
-      validator: ({ releaseId }) => {
-        if (state.releasing && releaseId !== state.releaseId) throw holdNotActive(holdId);
-      },
-    },
-  );
+    });
+    hold.released(report);
+    return report;
+  };
+  const pauseApplied = async (): Promise<PauseApplied> => {
+    await condition(() => hold.isApplied);
+    return hold.state.applied!;
+  };
+  setHandler(holdStateQuery, () => hold.state);
+  setHandler(awaitPauseAppliedUpdate, pauseApplied);
+  setHandler(releaseHoldUpdate, release, { validator: (args) => hold.validateRelease(args) });
 
   if (!continued) {
     setCurrentDetails('applying the pause to the subtree');
     // a pause is a stop: ahead of new runs (TASK_PRIORITY); the release fans out at the hold's own priority
     const pause = { summary: 'Pause the subtree and stop its runs', priority: { priorityKey: TASK_PRIORITY.stop } };
-    state.applied = await applyPause.executeWithOptions(pause, [holdId]);
+    hold.pauseApplied(await applyPause.executeWithOptions(pause, [holdId]));
     upsertSearchAttributes([{ key: StateKey, value: 'active' }]);
-    const { memberCount, interruptedRunIds } = state.applied;
-    const paused = `${memberCount} issues paused, ${interruptedRunIds.length} runs interrupted`;
-    if (!state.releasing) setCurrentDetails(`active: ${paused}; waiting for a release`);
-    await condition(() => state.released !== null || state.releasedOutside === true);
+    if (!hold.state.releasing) setCurrentDetails(hold.activeDetails());
+    await condition(() => hold.isSettled);
     upsertSearchAttributes([{ key: StateKey, value: 'released' }]);
-    if (state.releasedOutside) {
-      setCurrentDetails('released outside this workflow: the database refused its release; nothing resumed here');
-      await condition(allHandlersFinished);
-      return state;
-    }
-    const { resumed, skipped, wakeFailures } = state.released!;
-    const failures = `${wakeFailures.length} wake failures`;
-    setCurrentDetails(`released: ${resumed.length} resumed, ${skipped.length} skipped, ${failures}`);
+    setCurrentDetails(hold.releasedDetails());
     // a failed resume wake returned its claim: the obligation is retried here until it is dispatched
-    state.pendingWakeFailures = patched('retry-failed-resume-wakes') ? wakeFailures.length : 0;
+    if (!hold.state.releasedOutside) hold.owesRetries(patched('retry-failed-resume-wakes'));
   }
-  if (state.pendingWakeFailures) await retryFailedResumes(input, state);
+  if (hold.owesResumes) await retryFailedResumes(input, hold);
   await condition(allHandlersFinished);
-  return state;
+  return hold.state;
 }
 
 /**
@@ -141,28 +120,26 @@ export async function treeHoldWorkflow(input: TreeHoldInput): Promise<HoldWorkfl
  * times; continues as new when the history grows long. Executions that entered this loop before
  * 'bounded-resume-retries' retry without a bound, as they did.
  */
-async function retryFailedResumes(input: TreeHoldInput, state: HoldWorkflowState): Promise<void> {
+async function retryFailedResumes(input: TreeHoldInput, hold: TreeHoldEntity): Promise<void> {
   const { retryOwedResumes } = holdActivities(input.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS);
   const maximumRetries = input.maximumResumeRetries ?? DEFAULT_MAXIMUM_RESUME_RETRIES;
   const bounded = patched('bounded-resume-retries');
-  while (state.pendingWakeFailures) {
-    if (bounded && state.resumeRetries >= maximumRetries) {
+  while (hold.owesResumes) {
+    if (bounded && hold.retriesExhausted(maximumRetries)) {
       upsertSearchAttributes([{ key: StateKey, value: 'resume_retries_exhausted' }]);
-      const message = `${state.pendingWakeFailures} resume wakes still failing after ${state.resumeRetries} retries`;
+      const message = hold.exhaustedMessage();
       setCurrentDetails(`released: ${message}; their claims are free for a later release or a resolved blocker`);
       throw ApplicationFailure.nonRetryable(message, RESUME_RETRIES_EXHAUSTED);
     }
     if (bounded && workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof treeHoldWorkflow>({ ...input, continued: state });
+      await continueAsNew<typeof treeHoldWorkflow>({ ...input, continued: hold.state });
     }
-    await sleep(resumeRetryDelayMs(state.resumeRetries));
+    await sleep(resumeRetryDelayMs(hold.state.resumeRetries));
     const summary = 'Retry resumes whose wakes failed';
     const retried = await retryOwedResumes.executeWithOptions({ summary }, [input.holdId]);
-    state.resumeRetries += 1;
-    state.pendingWakeFailures = retried.wakeFailures.length;
-    const left = `${state.pendingWakeFailures} wake failures left`;
-    setCurrentDetails(`released: ${retried.resumed.length} resumed after ${state.resumeRetries} retries, ${left}`);
+    hold.retried(retried);
+    setCurrentDetails(hold.retriedDetails(retried));
   }
 }
 
