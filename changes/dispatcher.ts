@@ -5,11 +5,11 @@
  * its rows in a transaction that commits only after its signals, so a round that fails or a worker that dies
  * mid-round leaves them (their locks go with its connection) for the next round, and a watchdog signalled twice
  * only evaluates again. A round with a change that can end an issue's last live path also tells the liveness watch
- * (domain/liveness.ts), at most once a second per worker.
+ * (domain/liveness.ts), at most twice a minute per worker (livenessNoticeIntervalMs).
  */
 import { startOutboxDispatcher } from '../db/outbox';
 import { forEachConcurrently, throttleTrailing } from '../domain/concurrency';
-import { mayEndALivePath } from '../domain/liveness';
+import { livenessNoticeIntervalMs, mayEndALivePath } from '../domain/liveness';
 import { watchdogsAbove } from '../issues/tree';
 import type { Deps } from '../runtime/deps';
 import { CHANGES_CHANNEL } from './record';
@@ -23,11 +23,6 @@ const SIGNAL_CONCURRENCY = 16;
 /** The round's transaction holds its rows while it signals: bounded, so a hung signal fails the round. */
 const ROUND_TIMEOUT_MS = 60_000;
 
-/**
- * The liveness watch is told at most this often per worker: a notice moves its next pass to the notice's time plus
- * the stall threshold, and that pass finds every issue idle by then, so one notice a second answers for the rest.
- */
-const LIVENESS_NOTICE_INTERVAL_MS = 1_000;
 
 /**
  * One round: takes up to a batch of changes (rows another worker's round holds are skipped: that round delivers
@@ -77,7 +72,7 @@ export async function dispatchSubtreeChanges(deps: Deps, livePathsMayHaveEnded =
 export function startChangeDispatcher(deps: Deps, retryMs: number): { stop(): Promise<void> } {
   const liveness = throttleTrailing(
     () => deps.orchestrator.livePathsMayHaveEnded(),
-    LIVENESS_NOTICE_INTERVAL_MS,
+    livenessNoticeIntervalMs(deps.config.TREEWARDEN_LIVENESS_STALL_MS),
     (error) => deps.log.warn({ err: error }, 'telling the liveness watch failed; the next change or scan tells it'),
   );
   const dispatcher = startOutboxDispatcher(deps, {

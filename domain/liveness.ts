@@ -46,6 +46,16 @@ const LIVE_PATH_ENDING_CHANGES: ReadonlySet<string> = new Set([
 
 export const mayEndALivePath = (reason: string): boolean => LIVE_PATH_ENDING_CHANGES.has(reason);
 
+/**
+ * How often one worker tells the liveness watch at most: a notice moves the watch's next pass to the notice's time
+ * plus the stall threshold, and that pass finds every issue idle by then; a change inside the interval gets the
+ * interval's trailing notice, so a stall is recovered at most this late. A sixtieth of the threshold, between a
+ * second and half a minute: 30 s for the default half hour, two signals a minute on a busy fleet, not one a second.
+ */
+export function livenessNoticeIntervalMs(stallMs: number): number {
+  return Math.min(30_000, Math.max(1_000, Math.round(stallMs / 60)));
+}
+
 /** The wake reason of a recovery's wake. */
 export const LIVENESS_RECOVERY_WAKE_REASON = 'liveness_recovery';
 

@@ -36,7 +36,7 @@ export interface LivenessWatchResult {
   stoodDown: number;
 }
 
-/** Signals grow the history (at most one a second per worker); a run that long hands over to a fresh one. */
+/** Signals grow the history (at most two a minute per worker); a run that long hands over to a fresh one. */
 const HISTORY_EVENTS_BEFORE_CONTINUING = 2_000;
 
 /**

@@ -6,6 +6,7 @@
 import {
   RECOVERY_PACE_MS,
   decideStall,
+  livenessNoticeIntervalMs,
   mayEndALivePath,
   nextPassInMs,
   pacedRecoveries,
@@ -109,6 +110,15 @@ describe('mayEndALivePath', () => {
     '%s only adds one',
     (reason) => expect(mayEndALivePath(reason)).toBe(false),
   );
+});
+
+describe('livenessNoticeIntervalMs', () => {
+  test('a sixtieth of the stall threshold, between a second and half a minute', () => {
+    expect(livenessNoticeIntervalMs(30 * 60_000)).toBe(30_000);
+    expect(livenessNoticeIntervalMs(10 * 60_000)).toBe(10_000);
+    expect(livenessNoticeIntervalMs(3_000)).toBe(1_000);
+    expect(livenessNoticeIntervalMs(24 * 3_600_000)).toBe(30_000);
+  });
 });
 
 describe('LivenessWatchEntity', () => {
