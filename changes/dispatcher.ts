@@ -23,7 +23,6 @@ const SIGNAL_CONCURRENCY = 16;
 /** The round's transaction holds its rows while it signals: bounded, so a hung signal fails the round. */
 const ROUND_TIMEOUT_MS = 60_000;
 
-
 /**
  * One round: takes up to a batch of changes (rows another worker's round holds are skipped: that round delivers
  * them, or leaves them when it fails), looks up the watchdogs above all of them at once, signals each, then deletes
