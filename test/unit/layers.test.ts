@@ -9,7 +9,7 @@ import { join } from 'node:path';
 const FAILING: [string, string, string][] = [
   ['workers/core-metrics.ts', "import { imported } from '../scripts/provision/temporal-cli';", 'tooling'],
   ['runs/runs.ts', "import { imported } from '../testing/harness';", 'tooling'],
-  ['domain/liveness.ts', "import { imported } from '../runs/wakes';", 'domain/ is pure rules'],
+  ['domain/liveness.ts', "import { imported } from '../dispatch/wakes';", 'domain/ is pure rules'],
   ['client/index.ts', "import { imported } from '../db/prisma';", 'the typed client'],
   ['runs/runs.ts', "import { imported } from '../api/server';", 'a capability calls down'],
   ['holds/release.ts', "import { imported } from '../activities';", 'a capability calls down'],

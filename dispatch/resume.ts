@@ -6,8 +6,8 @@ import { isInvokable, isTerminalRunStatus, type AgentStatus, type RunStatus } fr
 import { logActivity } from '../db/activity-log';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from '../domain/concurrency';
 import type { Deps } from '../runtime/deps';
-import { treeWalk } from '../issues/tree-walk';
-import { claimWakeForRun, createWake, startClaimedRun, WakeDispatchError, type RunClaim } from '../runs/wakes';
+import { treeWalk } from '../tree/walk';
+import { claimWakeForRun, createWake, startClaimedRun, WakeDispatchError, type RunClaim } from './wakes';
 
 class AlreadyClaimed extends Error {}
 

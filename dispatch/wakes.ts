@@ -3,7 +3,8 @@ import { Prisma, type Tx } from '../db/prisma';
 import type { RunDirective } from '../domain/run-directive';
 import { isInvokable } from '../domain/statuses';
 import type { Deps } from '../runtime/deps';
-import { activeHoldsCovering, lockCompanyScheduling } from '../issues/tree';
+import { activeHoldsCovering } from '../tree/queries';
+import { lockCompanyScheduling } from './scheduling-lock';
 import { logActivity } from '../db/activity-log';
 import { deferredAtCompanyCap } from './company-cap';
 import type { Actor } from '../domain/actor';
@@ -112,7 +113,7 @@ export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string)
 
 /**
  * Starts the workflow of a run claimed by {@link claimWakeForRun}, after its transaction committed, unless the run
- * waits for its company's cap as a row (runs/company-cap.ts: a settlement's offer starts it). When Temporal
+ * waits for its company's cap as a row (company-cap.ts: a settlement's offer starts it). When Temporal
  * refuses, nothing stays half-done: the run never existed for Temporal, so its row goes (one interrupted task never
  * shows two resumed runs), and the wake is queued again.
  */

@@ -7,7 +7,7 @@
  */
 import type { Deps } from '../runtime/deps';
 import type { CompanyCapWaiter } from '../temporal/orchestrator';
-import { inCompanyTurn } from '../db/company-turn';
+import { inCompanyTurn } from './company-turn';
 import type { Tx } from '../db/prisma';
 import { beginRunIn } from './begin';
 
@@ -17,7 +17,7 @@ export type RunClaim =
   | { kind: 'not_queued' }
   | { kind: 'company_at_cap'; running: number; cap: number };
 
-/** queued → running within the company's cap; the claims of one company take their turn (db/company-turn.ts). */
+/** queued → running within the company's cap; the claims of one company take their turn (company-turn.ts). */
 export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promise<RunClaim> {
   const cap = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS;
   // a run's company never changes, so it is read before the turn, which then holds a connection only while it runs
