@@ -12,6 +12,7 @@ const TOOLING = ['./scripts', './testing', './bench', './test'];
 const CAPABILITIES = [
   './access',
   './changes',
+  './dispatch',
   './holds',
   './interactions',
   './issues',
@@ -22,6 +23,7 @@ const CAPABILITIES = [
   './processes',
   './retention',
   './runs',
+  './tree',
   './watchdogs',
 ];
 const SHIPPED = [
@@ -38,6 +40,15 @@ const SHIPPED = [
   ...CAPABILITIES,
 ];
 const ENTRY_POINTS = ['./api', './workers', './cli'];
+// the one file dispatch/ may import of each folder beside it: the change record, the orchestrator and Deps (types)
+const DISPATCH_BENEATH = {
+  './changes': ['./record.ts'],
+  './temporal': ['./orchestrator.ts'],
+  './runtime': ['./deps.ts'],
+};
+const DISPATCH_FLOOR =
+  'dispatch/ is the floor where work starts: it imports only tree/, db/, domain/, changes/record.ts, ' +
+  'temporal/orchestrator.ts and runtime/deps.ts';
 export const LAYER_ZONES = [
   {
     target: SHIPPED,
@@ -58,6 +69,27 @@ export const LAYER_ZONES = [
     target: [...CAPABILITIES, './db', './temporal', './runtime'],
     from: [...ENTRY_POINTS, './activities', './client'],
     message: 'a capability calls down: never into the entry points (api/, workers/, cli/), activities/ or the client',
+  },
+  {
+    // the floor where work starts (wakes, claims, the company's cap and turn, a run's begin, resumes): every
+    // capability that starts work calls down into it, and it calls nothing above it (the entry points, activities/
+    // and the client are the zone of every capability, above)
+    target: './dispatch',
+    from: [...CAPABILITIES.filter((f) => !['./dispatch', './tree', './changes'].includes(f)), './workflows'],
+    message: DISPATCH_FLOOR,
+  },
+  ...Object.entries(DISPATCH_BENEATH).map(([from, except]) => ({
+    target: './dispatch',
+    from,
+    except,
+    message: DISPATCH_FLOOR,
+  })),
+  {
+    target: './tree',
+    from: SHIPPED.filter(
+      (f) => !['./tree', './db', './domain', ...ENTRY_POINTS, './activities', './client'].includes(f),
+    ),
+    message: 'tree/ is the floor of tree queries beneath dispatch/: it imports only db/ and domain/',
   },
   {
     target: './activities',

@@ -4,11 +4,11 @@
  * the watchdog contract's finer rules (seed 000, "Authority contract") on status moves.
  */
 import { Prisma, type Tx } from '../db/prisma';
-import type { Actor, WatchdogScope } from '../domain/actor';
+import type { Actor, ScopedActor, WatchdogScope } from '../domain/actor';
 import { authorize, type Action, type Reach } from '../domain/authorization';
-import { AppError } from '../domain/errors';
+import { AppError, notFound } from '../domain/errors';
 import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
-import { treeWalk } from '../issues/tree-walk';
+import { treeWalk } from '../tree/walk';
 
 export type WatchdogActor = Extract<Actor, { kind: 'run' }> & { watchdog: WatchdogScope };
 
@@ -24,6 +24,13 @@ export function permit(actor: Actor, action: Action, target: { companyId: string
   const decision = authorize(actor, action, { companyId: target.companyId, reach: target.reach ?? 'outside' });
   if (!decision.allowed)
     throw new AppError(decision.code, decision.reason, 'details' in decision ? decision.details : undefined);
+}
+
+/** An issue of the actor's company, or 404 (never leak another company's ids). */
+export async function issueInCompany(tx: Tx, actor: ScopedActor, issueId: string) {
+  const issue = await tx.issue.findUnique({ where: { id: issueId }, include: { blockedBy: true } });
+  if (!issue || issue.companyId !== actor.companyId) throw notFound('issue');
+  return issue;
 }
 
 /** An action on an issue (null: a new root issue); returns the issue's reach (read only for run tokens). */

@@ -6,7 +6,7 @@ import type { Actor } from '../domain/actor';
 import { AppError, httpStatusOf, type ErrorCode } from '../domain/errors';
 import { isHoldNotActive } from '../domain/hold-contract';
 import type { Deps } from '../runtime/deps';
-import { WakeDispatchError } from '../runs/wakes';
+import { WakeDispatchError } from '../dispatch/wakes';
 import { authenticate } from './auth';
 import { registerApiMetrics } from './metrics';
 import { consolePlugin } from './console/routes';

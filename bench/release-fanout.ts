@@ -13,7 +13,7 @@ import { emptyReport, isHoldNotActive } from '../domain/hold-contract';
 import { workflowId } from '../domain/ids';
 import { releaseHold } from '../holds/release';
 import { FAN_OUT_CONCURRENCY } from '../domain/concurrency';
-import { resumeIfOwed } from '../holds/resume';
+import { resumeIfOwed } from '../dispatch/resume';
 import type { Harness } from '../testing/harness';
 import { inParallel, ms, row, type ResultRow } from './support';
 import { insertIssues, treeOf } from './worlds';

@@ -10,7 +10,7 @@
 import { startOutboxDispatcher } from '../db/outbox';
 import { forEachConcurrently, throttleTrailing } from '../domain/concurrency';
 import { livenessNoticeIntervalMs, mayEndALivePath } from '../domain/liveness';
-import { watchdogsAbove } from '../issues/tree';
+import { watchdogsAbove } from '../tree/queries';
 import type { Deps } from '../runtime/deps';
 import { CHANGES_CHANNEL } from './record';
 

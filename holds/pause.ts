@@ -8,7 +8,8 @@ import { FAN_OUT_CONCURRENCY, forEachConcurrently } from '../domain/concurrency'
 import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
 import { requestStop } from '../runs/runs';
-import { lockCompanyScheduling, subtree } from '../issues/tree';
+import { subtree } from '../tree/queries';
+import { lockCompanyScheduling } from '../dispatch/scheduling-lock';
 import { getHoldWithMembers } from './read';
 import { announceHoldStart } from './start-dispatcher';
 

@@ -10,10 +10,10 @@ import { FAN_OUT_CONCURRENCY, forEachConcurrently } from '../domain/concurrency'
 import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
 import { unreconciledIn } from '../runs/execution-blockers';
-import { subtree } from '../issues/tree';
-import { dispatchWake, wakeAndDispatch } from '../runs/wakes';
+import { subtree } from '../tree/queries';
+import { dispatchWake, wakeAndDispatch } from '../dispatch/wakes';
 import { getHoldWithMembers, holdInCompany } from './read';
-import { resumeEachIfOwed } from './resume';
+import { resumeEachIfOwed } from '../dispatch/resume';
 
 /**
  * `wakeAgents` would wake members whose last run has an unknown outcome: refused while any issue

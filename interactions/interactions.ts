@@ -1,9 +1,8 @@
 /** Issue interactions (the waiting paths a watchdog must see) and who may resolve them (their audience). */
 import { AppError, notFound } from '../domain/errors';
 import { logActivity } from '../db/activity-log';
-import { permitOnIssue } from '../access/authority';
+import { issueInCompany, permitOnIssue } from '../access/authority';
 import type { Deps } from '../runtime/deps';
-import { issueInCompany } from '../issues/issues';
 import type { ScopedActor } from '../domain/actor';
 import { recordSubtreeChange } from '../changes/record';
 

@@ -5,15 +5,22 @@ import type { Actor, ScopedActor } from '../domain/actor';
 import { AppError, notFound } from '../domain/errors';
 import { isInvokable, type IssueStatus } from '../domain/statuses';
 import { logActivity } from '../db/activity-log';
-import { checkWatchdogStatusMove, deny, isWatchdogActor, permit, permitOnIssue } from '../access/authority';
+import {
+  checkWatchdogStatusMove,
+  deny,
+  isWatchdogActor,
+  issueInCompany,
+  permit,
+  permitOnIssue,
+} from '../access/authority';
 import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
-import { activeHoldsCovering } from './tree';
+import { activeHoldsCovering } from '../tree/queries';
 import { upsertWatchdog, type WatchdogInput } from '../watchdogs/configuration';
 import { stateRecheckAfter } from '../watchdogs/recheck-after';
 import { blockersOfIssue } from '../runs/execution-blockers';
 import { blockedReasonOnCreate, blockedReasonOnUpdate } from './blocked-exits';
-import { wakeAndDispatch } from '../runs/wakes';
+import { wakeAndDispatch } from '../dispatch/wakes';
 
 export function presentIssue(issue: {
   id: string;
@@ -43,13 +50,6 @@ export function presentIssue(issue: {
     createdAt: issue.createdAt,
     updatedAt: issue.updatedAt,
   };
-}
-
-/** An issue of the actor's company, or 404 (never leak another company's ids). */
-export async function issueInCompany(tx: Tx, actor: ScopedActor, issueId: string) {
-  const issue = await tx.issue.findUnique({ where: { id: issueId }, include: { blockedBy: true } });
-  if (!issue || issue.companyId !== actor.companyId) throw notFound('issue');
-  return issue;
 }
 
 async function assertAssignable(tx: Tx, companyId: string, agentId: string) {

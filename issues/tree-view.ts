@@ -6,7 +6,7 @@
 import type { Db } from '../db/prisma';
 import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import type { WatchdogMode } from '../domain/watchdog';
-import { activeHoldsCovering } from './tree';
+import { activeHoldsCovering } from '../tree/queries';
 
 /** Children listed per node and request; the rest is paged with `offset`. */
 export const TREE_PAGE_MAX = 500;

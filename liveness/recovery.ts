@@ -21,7 +21,7 @@ import {
 } from '../domain/liveness';
 import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import type { Deps } from '../runtime/deps';
-import { createWake, dispatchWake } from '../runs/wakes';
+import { createWake, dispatchWake } from '../dispatch/wakes';
 
 /** Idle issues one pass reads at most, the longest idle first; the rest wait for the next pass. */
 const PASS_CANDIDATES = 5_000;

@@ -5,7 +5,7 @@
  * time, and the wake's idempotency key makes the wake exactly one.
  */
 import type { IssueMonitor } from '../generated/prisma/client';
-import { permitOnIssue } from '../access/authority';
+import { issueInCompany, permitOnIssue } from '../access/authority';
 import { recordSubtreeChange } from '../changes/record';
 import { logActivity } from '../db/activity-log';
 import type { Tx } from '../db/prisma';
@@ -18,9 +18,8 @@ import {
   type MonitorSchedule,
 } from '../domain/issue-monitor';
 import { TERMINAL_ISSUE_STATUSES } from '../domain/statuses';
-import { issueInCompany } from '../issues/issues';
 import type { Deps } from '../runtime/deps';
-import { wakeAndDispatch } from '../runs/wakes';
+import { wakeAndDispatch } from '../dispatch/wakes';
 
 export const scheduleOf = (monitor: IssueMonitor): MonitorSchedule => ({
   at: monitor.at.toISOString(),

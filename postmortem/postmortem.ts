@@ -6,7 +6,7 @@
 import type { Db } from '../db/prisma';
 import { computePostmortem, type Postmortem, type PostmortemFacts, type RunFacts } from '../domain/postmortem';
 import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
-import { subtree } from '../issues/tree';
+import { subtree } from '../tree/queries';
 
 type Scope = { issueIds: string[] } | 'fleet';
 

@@ -10,7 +10,7 @@ import {
   type RetentionCounts,
   type RetentionCutoffs,
 } from '../domain/retention';
-import { treeWalk } from '../issues/tree-walk';
+import { treeWalk } from '../tree/walk';
 
 /** Repeats `batch` until it deletes fewer rows than a batch holds. */
 async function drain(batch: () => Promise<number>): Promise<number> {
@@ -33,7 +33,7 @@ const holdStillNeeded = (holdId: Prisma.Sql, cutoffs: RetentionCutoffs) =>
  * The one rule that keeps an owed resume (docs/operations.md, "Retention"): `run` was stopped by a hold, no resume has
  * claimed it, and a hold still covers its issue or an execution blocker of its issue is open, so a later release or
  * resolution still owes it its resume. The run and its stopping hold's member row naming it (the snapshot the resume
- * decision reads: holds/resume.ts) stay, however long ago that hold was released; every deletion below asks this.
+ * decision reads: dispatch/resume.ts) stay, however long ago that hold was released; every deletion below asks this.
  */
 const owedResume = (run: Prisma.Sql) => Prisma.sql`(${run}."stoppedByHoldId" IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM "ResumeClaim" c WHERE c."interruptedRunId" = ${run}.id)

@@ -12,8 +12,8 @@ import { emptyReport, type ResumeReport } from '../domain/hold-contract';
 import { logActivity } from '../db/activity-log';
 import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
-import { resumeIfOwed } from '../holds/resume';
-import { dispatchWake } from './wakes';
+import { resumeIfOwed } from '../dispatch/resume';
+import { dispatchWake } from '../dispatch/wakes';
 
 export const BLOCKER_RESOLUTIONS = ['no_external_effects', 'effects_reviewed'] as const;
 export type BlockerResolution = (typeof BLOCKER_RESOLUTIONS)[number];

@@ -7,14 +7,13 @@ import { isTerminalRunStatus, type RunStatus } from '../domain/statuses';
 import { preservedCheckpoint } from '../domain/checkpoint';
 import type { RunEndReason } from '../domain/postmortem';
 import { logActivity, logSystemActivity } from '../db/activity-log';
-import { permitOnRun } from '../access/authority';
+import { issueInCompany, permitOnRun } from '../access/authority';
 import { blockersByRun, unknownOutcomeBlocker, type PresentedBlocker } from './execution-blockers';
-import { issueInCompany } from '../issues/issues';
 import type { ScopedActor } from '../domain/actor';
 import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
 import { stopJobsOf } from './jobs';
-import { settleInterruptedRun } from '../holds/resume';
+import { settleInterruptedRun } from '../dispatch/resume';
 import { emitFinding, reconcileSupersession } from './supervision';
 
 /**

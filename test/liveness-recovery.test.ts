@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { recoverStalledIssues } from '../liveness/recovery';
-import { createWake } from '../runs/wakes';
+import { createWake } from '../dispatch/wakes';
 import { ensureLivenessSchedule, livenessScheduleId } from '../liveness/schedule';
 import { runFiles } from '../runs/run-files';
 import { eventually, seedCompany, settled, startHarness, type Harness } from '../testing/harness';

@@ -7,7 +7,7 @@
  */
 import { workflowId } from '../domain/ids';
 import { RESERVED_CONTEXT_KEYS, RESERVED_WAKE_REASONS } from '../domain/run-directive';
-import { createWake, dispatchWake } from '../runs/wakes';
+import { createWake, dispatchWake } from '../dispatch/wakes';
 import { subtreeChangedSignal } from '../workflows/definitions';
 import { eventually, runRow, seedCompany, settled, startHarness, type Harness } from '../testing/harness';
 import { companyFootprint } from './support/footprint';

@@ -8,7 +8,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { workflowId } from '../domain/ids';
 import { StateKey } from '../domain/search-attributes';
 import { runFiles } from '../runs/run-files';
-import { createWake, dispatchWake } from '../runs/wakes';
+import { createWake, dispatchWake } from '../dispatch/wakes';
 import { holdStateQuery } from '../workflows/definitions';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { moveTo } from './support/blocked';

@@ -1,10 +1,10 @@
 /**
- * @module The one tree walk (issues/tree-walk.ts): every tree query is bounded at MAX_TREE_DEPTH levels, also on a
+ * @module The one tree walk (tree/walk.ts): every tree query is bounded at MAX_TREE_DEPTH levels, also on a
  * parent chain that a bad write turned into a cycle, and walks up from many issues keep shared ancestors once.
  */
 import { randomUUID } from 'node:crypto';
-import { ancestorIds, subtree, watchdogsAbove } from '../issues/tree';
-import { MAX_TREE_DEPTH } from '../issues/tree-walk';
+import { ancestorIds, subtree, watchdogsAbove } from '../tree/queries';
+import { MAX_TREE_DEPTH } from '../tree/walk';
 import { seedCompany, startHarness, type Harness } from '../testing/harness';
 
 let h: Harness;

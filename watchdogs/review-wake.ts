@@ -15,7 +15,7 @@ import {
   type WatchdogMode,
 } from '../domain/watchdog';
 import type { Deps } from '../runtime/deps';
-import { createWake, dispatchWake } from '../runs/wakes';
+import { createWake, dispatchWake } from '../dispatch/wakes';
 import { blockedLeafExits } from './blocked-leaves';
 
 /** The audit record (and, through it, the `watchdog_stopped` notification) of a new stop. */

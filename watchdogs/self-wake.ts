@@ -15,7 +15,7 @@ import {
   type StoppedLeaf,
 } from '../domain/watchdog';
 import type { Deps } from '../runtime/deps';
-import { createWake, dispatchWake } from '../runs/wakes';
+import { createWake, dispatchWake } from '../dispatch/wakes';
 import { blockedLeafExits } from './blocked-leaves';
 import { logStopTriggered } from './review-wake';
 

@@ -7,7 +7,7 @@ import { Prisma, type Db } from '../db/prisma';
 import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import { MAX_WATCHDOG_DEPTH, NO_IDS, type SubtreeNode, type WatchdogMode } from '../domain/watchdog';
 import { ESCALATION_INTERACTION_KIND } from '../domain/watchdog-recheck';
-import { treeWalk } from '../issues/tree-walk';
+import { treeWalk } from '../tree/walk';
 
 /** What an evaluation reads of its watchdog. */
 export interface WatchdogSnapshot {

@@ -14,7 +14,7 @@ import type { Metrics } from './metrics';
 import { forEachConcurrently } from '../domain/concurrency';
 import { combinedState } from '../domain/worker-state';
 import { activeWatchdogs } from '../watchdogs/configuration';
-import { offerCompanyCapSlotsOf } from '../runs/company-cap';
+import { offerCompanyCapSlotsOf } from '../dispatch/company-cap';
 import { startDeliveryDispatcher } from '../notifications/dispatcher';
 import { startChangeDispatcher } from '../changes/dispatcher';
 import { startHoldDispatcher } from '../holds/start-dispatcher';

@@ -1,11 +1,10 @@
 /** Execution blockers: list an issue's, and resolve one (board only) so the interrupted work resumes once. */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { permit } from '../../access/authority';
+import { issueInCompany, permit } from '../../access/authority';
 import { safeString } from '../../domain/safe-input';
 import type { Deps } from '../../runtime/deps';
 import { BLOCKER_RESOLUTIONS, blockersOfIssue, resolveBlocker } from '../../runs/execution-blockers';
-import { issueInCompany } from '../../issues/issues';
 import type { ZodTypeProvider } from '../openapi';
 import { answers, ExecutionBlocker, list } from '../schemas';
 import { companyActor, idParams } from '../validation';

@@ -2,12 +2,11 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { safeString } from '../../domain/safe-input';
-import { permit } from '../../access/authority';
+import { issueInCompany, permit } from '../../access/authority';
 import type { Deps } from '../../runtime/deps';
 import { pauseTree } from '../../holds/pause';
 import { holdsRootedAt, holdWithMembersInCompany } from '../../holds/read';
 import { releaseHoldsInside, releaseOneHold } from '../../holds/release';
-import { issueInCompany } from '../../issues/issues';
 import type { ZodTypeProvider } from '../openapi';
 import { answers, list } from '../schemas';
 import { ReleaseTreeHoldResult, ResumeTreeResult, TreeHold, TreeHoldWithMembers } from '../schemas-holds';

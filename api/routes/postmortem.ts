@@ -1,7 +1,7 @@
 /** The postmortem of an issue tree: productive time, recovery time and the failure counts of seed 003. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../runtime/deps';
-import { issueInCompany } from '../../issues/issues';
+import { issueInCompany } from '../../access/authority';
 import { issueTreePostmortem } from '../../postmortem/postmortem';
 import type { ZodTypeProvider } from '../openapi';
 import { answers } from '../schemas';

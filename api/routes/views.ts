@@ -9,7 +9,7 @@ import type { Deps } from '../../runtime/deps';
 import { companyOverview } from '../../issues/overview';
 import { TREE_PAGE_MAX, treeView } from '../../issues/tree-view';
 import { ACTIVITY_PAGE_MAX, issueActivity } from '../../issues/activity';
-import { issueInCompany } from '../../issues/issues';
+import { issueInCompany } from '../../access/authority';
 import type { ZodTypeProvider } from '../openapi';
 import { answers } from '../schemas';
 import { ActivityPage, CompanyOverview, TreeNode } from '../schemas-views';

@@ -9,18 +9,32 @@ import { join } from 'node:path';
 const FAILING: [string, string, string][] = [
   ['workers/core-metrics.ts', "import { imported } from '../scripts/provision/temporal-cli';", 'tooling'],
   ['runs/runs.ts', "import { imported } from '../testing/harness';", 'tooling'],
-  ['domain/liveness.ts', "import { imported } from '../runs/wakes';", 'domain/ is pure rules'],
+  ['domain/liveness.ts', "import { imported } from '../dispatch/wakes';", 'domain/ is pure rules'],
   ['client/index.ts', "import { imported } from '../db/prisma';", 'the typed client'],
   ['runs/runs.ts', "import { imported } from '../api/server';", 'a capability calls down'],
   ['holds/release.ts', "import { imported } from '../activities';", 'a capability calls down'],
   ['temporal/schedules.ts', "import { imported } from '../workers/tracing';", 'a capability calls down'],
   ['activities/heartbeat.ts', "import { imported } from '../api/server';", 'activities are called by workers'],
+  ['dispatch/wakes.ts', "import { imported } from '../holds/release';", 'dispatch/ is the floor where work starts'],
+  ['dispatch/resume.ts', "import { imported } from '../runs/runs';", 'dispatch/ is the floor where work starts'],
+  ['dispatch/company-cap.ts', "import { imported } from '../changes/dispatcher';", 'dispatch/ is the floor'],
+  ['dispatch/company-cap.ts', "import { imported } from '../temporal/schedules';", 'dispatch/ is the floor'],
+  ['dispatch/begin.ts', "import { imported } from '../workflows/company-cap';", 'dispatch/ is the floor'],
+  ['tree/walk.ts', "import { imported } from '../dispatch/wakes';", 'tree/ is the floor of tree queries'],
+  ['tree/queries.ts', "import { imported } from '../issues/issues';", 'tree/ is the floor of tree queries'],
+  ['tree/queries.ts', "import { imported } from '../runtime/deps';", 'tree/ is the floor of tree queries'],
 ];
 const PASSING: [string, string][] = [
   ['runs/runs.ts', "import { imported } from '../domain/statuses';"],
   ['workers/core-metrics.ts', "import { imported } from '../runtime/ports';"],
   ['api/server.ts', "import { imported } from '../holds/release';"],
   ['scripts/start.ts', "import { imported } from '../testing/harness';"],
+  ['holds/release.ts', "import { imported } from '../dispatch/wakes';"],
+  ['watchdogs/review-wake.ts', "import { imported } from '../dispatch/wakes';"],
+  ['dispatch/wakes.ts', "import { imported } from '../tree/queries';"],
+  ['dispatch/begin.ts', "import { imported } from '../changes/record';"],
+  ['dispatch/company-cap.ts', "import { imported } from '../temporal/orchestrator';"],
+  ['tree/queries.ts', "import { imported } from '../db/prisma';"],
 ];
 
 /**

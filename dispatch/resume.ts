@@ -6,8 +6,8 @@ import { isInvokable, isTerminalRunStatus, type AgentStatus, type RunStatus } fr
 import { logActivity } from '../db/activity-log';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from '../domain/concurrency';
 import type { Deps } from '../runtime/deps';
-import { treeWalk } from '../issues/tree-walk';
-import { claimWakeForRun, createWake, startClaimedRun, WakeDispatchError, type RunClaim } from '../runs/wakes';
+import { treeWalk } from '../tree/walk';
+import { claimWakeForRun, createWake, startClaimedRun, WakeDispatchError, type WakeClaim } from './wakes';
 
 class AlreadyClaimed extends Error {}
 
@@ -173,7 +173,7 @@ async function actOn(
       break;
   }
   const holdOfClaim = releasingHoldId ?? holdId;
-  let claimed: { wakeId: string; claim: RunClaim };
+  let claimed: { wakeId: string; claim: WakeClaim };
   try {
     // the claim, its wake and the resumed run commit together: one transaction per member (was two, bench scenario 5)
     claimed = await deps.db.$transaction(async (tx) => {

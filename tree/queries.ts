@@ -1,6 +1,6 @@
-/** Tree queries over Issue.parentId, built from the one bounded walk of `tree-walk.ts`. */
+/** Tree queries over Issue.parentId, built from the one bounded walk of `walk.ts`. */
 import { Prisma, type Tx } from '../db/prisma';
-import { treeWalk } from './tree-walk';
+import { treeWalk } from './walk';
 
 const fromIssue = (issueId: string) => Prisma.sql`FROM "Issue" i WHERE i.id = ${issueId}::uuid`;
 
@@ -63,15 +63,4 @@ export interface WatchdogAbove {
   issue: { title: string };
   /** the ones of the asked ids at or below this watchdog's issue */
   changedIssueIds: string[];
-}
-
-/**
- * Serialises wake dispatch against hold creation within one company. A hold takes the lock exclusively, so its pause
- * sees every run dispatched before it and every later dispatch sees the hold. Dispatches share it: they never
- * conflict with one another (the wake row lock settles two dispatches of one wake), and an exclusive lock made a
- * release's fan-out run one member at a time (bench scenario 5).
- */
-export async function lockCompanyScheduling(tx: Tx, companyId: string, mode: 'hold' | 'dispatch'): Promise<void> {
-  if (mode === 'hold') await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${companyId}))`;
-  else await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(hashtext(${companyId}))`;
 }

@@ -1,4 +1,4 @@
-import type { Db, Tx } from './prisma';
+import type { Db, Tx } from '../db/prisma';
 
 /** The advisory lock of each kind of capped claim; the running-runs key is the one workers before this file took. */
 const TURN_KEY = {

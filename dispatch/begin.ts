@@ -1,11 +1,11 @@
-/** A run's begin, queued → running: the claim's write, kept apart from the rest of the lifecycle (runs.ts). */
+/** A run's begin, queued → running: the claim's write, kept apart from the rest of the lifecycle (runs/runs.ts). */
 import type { Tx } from '../db/prisma';
 import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
 
 /**
  * queued → running, whatever the company's cap (the claim of runs whose workflow predates the cap,
- * runs/company-cap.ts). False when the run was cancelled (e.g. by a pause) before it began.
+ * company-cap.ts). False when the run was cancelled (e.g. by a pause) before it began.
  */
 export async function beginRun(deps: Deps, runId: string): Promise<boolean> {
   return deps.db.$transaction((tx) => beginRunIn(tx, runId));

@@ -3,29 +3,69 @@
  * is at the cap waits as a row, its workflow not started; a claim over the cap (a run that started its workflow as the
  * company filled up) leaves the run queued, marked as waiting, in its workflow. Either starts when a run of the
  * company settles and offers the slot (a waiting workflow also tries again after a backoff, should that be lost).
- * Other companies never wait for it.
+ * Other companies never wait for it. Whether the company is at its cap is answered by {@link companyAtCap} alone,
+ * from the one definition of the slots taken, {@link slotsTaken}.
  */
 import type { Deps } from '../runtime/deps';
 import type { CompanyCapWaiter } from '../temporal/orchestrator';
-import { inCompanyTurn } from '../db/company-turn';
-import type { Tx } from '../db/prisma';
+import { inCompanyTurn } from './company-turn';
+import type { Prisma, Tx } from '../db/prisma';
 import { beginRunIn } from './begin';
 
+/**
+ * Who asks whether the company is at its cap. A claim (queued → running) and an offer (how many waiting runs a free
+ * slot goes to) count the runs that run. A run about to start its workflow (`start`) counts the runs on their way to
+ * a claim as well, except itself.
+ */
+export type CapCount = { for: 'claim' | 'offer' } | { for: 'start'; runId: string };
+
+/**
+ * The one definition of the slots of a company's cap that are taken: its running runs and, for a `start`, its queued
+ * runs on their way to a claim (a workflow started: not waiting as a row, not stopped), but the starting run itself.
+ * Those count for a start because each will claim a slot: a fast release would otherwise start hundreds of workflows
+ * before the first claim. A claim counts the running runs only: it is itself one of the runs on their way, and the
+ * company's turn orders the claims, so the first ones take the free slots and none waits for a run that has yet to
+ * claim. An offer counts the running runs only, as it always has: a run on its way that claims first takes the slot,
+ * and the offered run waits again, its place in line kept.
+ */
+export function slotsTaken(companyId: string, count: CapCount): Prisma.RunWhereInput {
+  if (count.for !== 'start') return { companyId, status: 'running' };
+  return {
+    companyId,
+    OR: [
+      { status: 'running' },
+      { status: 'queued', stopRequestedAt: null, companyCapQueuedAt: null, id: { not: count.runId } },
+    ],
+  };
+}
+
+/** Is the company at its cap? `taken` as {@link slotsTaken} defines it, read through `db` (a turn's transaction). */
+export async function companyAtCap(
+  deps: Deps,
+  db: Tx,
+  companyId: string,
+  count: CapCount,
+): Promise<{ atCap: boolean; taken: number; cap: number }> {
+  const cap = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS;
+  const taken = await db.run.count({ where: slotsTaken(companyId, count) });
+  return { atCap: taken >= cap, taken, cap };
+}
+
+/** What a run's claim of a slot of its company's cap came to (queued → running, or not). */
 export type RunClaim =
   | { kind: 'began' }
   /** cancelled (e.g. by a pause) or stopped before it began */
   | { kind: 'not_queued' }
   | { kind: 'company_at_cap'; running: number; cap: number };
 
-/** queued → running within the company's cap; the claims of one company take their turn (db/company-turn.ts). */
+/** queued → running within the company's cap; the claims of one company take their turn (company-turn.ts). */
 export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promise<RunClaim> {
-  const cap = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS;
   // a run's company never changes, so it is read before the turn, which then holds a connection only while it runs
   const run = await deps.db.run.findUnique({ where: { id: runId }, select: { companyId: true } });
   if (!run) return { kind: 'not_queued' };
   const claim = await inCompanyTurn(deps.db, 'running-runs', run.companyId, async (tx): Promise<RunClaim | 'freed'> => {
-    const running = await tx.run.count({ where: { companyId: run.companyId, status: 'running' } });
-    if (running < cap) return (await beginRunIn(tx, runId)) ? { kind: 'began' } : 'freed';
+    const { atCap, taken: running, cap } = await companyAtCap(deps, tx, run.companyId, { for: 'claim' });
+    if (!atCap) return (await beginRunIn(tx, runId)) ? { kind: 'began' } : 'freed';
     // still queued: it waits, its place in the company's line (and the row's updatedAt) kept from its first wait
     const waits = await tx.$executeRaw`
       UPDATE "Run" SET "companyCapQueuedAt" = coalesce("companyCapQueuedAt", now() AT TIME ZONE 'UTC'),
@@ -43,31 +83,21 @@ export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promi
  * Whether a run about to start its workflow waits for its company's cap instead, as a row only (its place in line
  * kept in `companyCapQueuedAt`): a backlog beyond the cap, such as a 1,000-member release's, then costs Temporal
  * nothing until a slot frees, and a settlement's offer starts the workflow. The runs whose workflows are on their way
- * to a claim count as taken slots, or a fast release would start hundreds of workflows before the first claim. Decided
- * in the company's turn, so an offer counting its free slots either sees this run waiting or freed its slot before
- * this count; each run counted ends running (its settlement offers the slot) or not queued (its claim offers it).
+ * to a claim count as taken slots ({@link slotsTaken}, `start`). Decided in the company's turn, so an offer counting
+ * its free slots either sees this run waiting or freed its slot before this count; each run counted ends running (its
+ * settlement offers the slot) or not queued (its claim offers it).
  */
 export async function deferredAtCompanyCap(deps: Deps, companyId: string, runId: string): Promise<boolean> {
-  const cap = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS;
-  const taken = (db: Tx) =>
-    db.run.count({
-      where: {
-        companyId,
-        OR: [
-          { status: 'running' },
-          { status: 'queued', stopRequestedAt: null, companyCapQueuedAt: null, id: { not: runId } },
-        ],
-      },
-    });
+  const count: CapCount = { for: 'start', runId };
   // most starts are well below the cap: they do not queue for the company's turn
-  if ((await taken(deps.db)) < cap) return false;
+  if (!(await companyAtCap(deps, deps.db, companyId, count)).atCap) return false;
   return inCompanyTurn(deps.db, 'running-runs', companyId, async (tx) => {
-    if ((await taken(tx)) < cap) return false;
-    const { count } = await tx.run.updateMany({
+    if (!(await companyAtCap(deps, tx, companyId, count)).atCap) return false;
+    const { count: deferred } = await tx.run.updateMany({
       where: { id: runId, status: 'queued', stopRequestedAt: null, companyCapQueuedAt: null },
       data: { companyCapQueuedAt: new Date() },
     });
-    return count === 1;
+    return deferred === 1;
   });
 }
 
@@ -86,13 +116,12 @@ export async function offerCompanyCapSlots(deps: Deps, settledRunId: string): Pr
 /** The offer of {@link offerCompanyCapSlots} for one company (a worker's recovery makes it for every company). */
 export async function offerCompanyCapSlotsOf(deps: Deps, companyId: string): Promise<void> {
   const waiting = await inCompanyTurn(deps.db, 'running-runs', companyId, async (tx) => {
-    const running = await tx.run.count({ where: { companyId, status: 'running' } });
-    const free = deps.config.TREEWARDEN_COMPANY_MAX_RUNNING_RUNS - running;
-    if (free <= 0) return [];
+    const { atCap, taken, cap } = await companyAtCap(deps, tx, companyId, { for: 'offer' });
+    if (atCap) return [];
     return tx.run.findMany({
       where: { companyId, status: 'queued', stopRequestedAt: null, companyCapQueuedAt: { not: null } },
       orderBy: { companyCapQueuedAt: 'asc' },
-      take: free,
+      take: cap - taken,
       select: { id: true, issueId: true, issue: { select: { title: true } } },
     });
   });

@@ -3,7 +3,8 @@ import { Prisma, type Tx } from '../db/prisma';
 import type { RunDirective } from '../domain/run-directive';
 import { isInvokable } from '../domain/statuses';
 import type { Deps } from '../runtime/deps';
-import { activeHoldsCovering, lockCompanyScheduling } from '../issues/tree';
+import { activeHoldsCovering } from '../tree/queries';
+import { lockCompanyScheduling } from './scheduling-lock';
 import { logActivity } from '../db/activity-log';
 import { deferredAtCompanyCap } from './company-cap';
 import type { Actor } from '../domain/actor';
@@ -57,7 +58,7 @@ export type DispatchOutcome =
   | { kind: 'not_queued' };
 
 /** A queued wake turned into a queued run inside a transaction; its workflow is not started yet. */
-export type RunClaim =
+export type WakeClaim =
   | { kind: 'dispatched'; runId: string; title: string; companyId: string; issueId: string }
   | Exclude<DispatchOutcome, { kind: 'dispatched' }>;
 
@@ -65,7 +66,7 @@ export type RunClaim =
  * Inside the caller's transaction, turns a queued wake into a queued run under the company scheduling lock, so a
  * pause cannot miss it. A wake under an active hold stays queued: deferred, not lost; the release dispatches it.
  */
-export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string): Promise<RunClaim> {
+export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string): Promise<WakeClaim> {
   await lockCompanyScheduling(tx, companyId, 'dispatch');
   // after the company lock, never before it: a pause holding that lock updates wake rows
   await tx.$executeRaw`SELECT 1 FROM "WakeRequest" WHERE id = ${wakeId}::uuid FOR UPDATE`;
@@ -112,11 +113,11 @@ export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string)
 
 /**
  * Starts the workflow of a run claimed by {@link claimWakeForRun}, after its transaction committed, unless the run
- * waits for its company's cap as a row (runs/company-cap.ts: a settlement's offer starts it). When Temporal
+ * waits for its company's cap as a row (company-cap.ts: a settlement's offer starts it). When Temporal
  * refuses, nothing stays half-done: the run never existed for Temporal, so its row goes (one interrupted task never
  * shows two resumed runs), and the wake is queued again.
  */
-export async function startClaimedRun(deps: Deps, wakeId: string, claim: RunClaim): Promise<DispatchOutcome> {
+export async function startClaimedRun(deps: Deps, wakeId: string, claim: WakeClaim): Promise<DispatchOutcome> {
   if (claim.kind !== 'dispatched') return claim;
   if (await deferredAtCompanyCap(deps, claim.companyId, claim.runId)) return { kind: 'dispatched', runId: claim.runId };
   try {

@@ -3,9 +3,9 @@
  * marked as waiting for its company, and its workflow claims again when one of the company's fan-outs finishes (or
  * after a backoff, should that signal be lost). Other companies never wait for it.
  */
-import { inCompanyTurn } from '../db/company-turn';
+import { inCompanyTurn } from './company-turn';
 import type { Deps } from '../runtime/deps';
-import { tellCompanyCapWaiters } from '../runs/company-cap';
+import { tellCompanyCapWaiters } from './company-cap';
 
 export type ReleaseFanOutClaim = { kind: 'claimed' } | { kind: 'company_at_cap'; fanningOut: number; cap: number };
 
