@@ -22,6 +22,7 @@ import {
 import { LIVE_RUN_STATUSES, TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import type { Deps } from '../runtime/deps';
 import { createWake, dispatchWake } from '../dispatch/wakes';
+import { heldIssueIds } from '../tree/queries';
 
 /** Idle issues one pass reads at most, the longest idle first; the rest wait for the next pass. */
 const PASS_CANDIDATES = 5_000;
@@ -86,20 +87,6 @@ async function idleIssues(tx: Tx): Promise<{ idle: (IdleIssue & { nowMs: number 
           : { id: r.runId, status: r.runStatus!, stopKind: r.stopKind, wakeReason: r.wakeReason! },
     }));
   return { idle, truncated: rows.length === PASS_CANDIDATES };
-}
-
-/** Which of `issueIds` an active hold covers (rooted at them or above): one walk up for all of them. */
-async function heldIssueIds(tx: Tx, issueIds: string[]): Promise<Set<string>> {
-  if (issueIds.length === 0) return new Set();
-  const rows = await tx.$queryRaw<{ issueId: string }[]>`
-    WITH RECURSIVE up AS (
-      SELECT id AS start, id, "parentId", 0 AS depth FROM "Issue" WHERE id = ANY(${issueIds}::uuid[])
-      UNION ALL
-      SELECT up.start, i.id, i."parentId", up.depth + 1 FROM "Issue" i JOIN up ON i.id = up."parentId"
-      WHERE up.depth < 1000
-    )
-    SELECT DISTINCT up.start AS "issueId" FROM up JOIN "TreeHold" h ON h."rootIssueId" = up.id AND h.status = 'active'`;
-  return new Set(rows.map((r) => r.issueId));
 }
 
 /**

@@ -81,8 +81,9 @@ const settled = (runId: string) =>
 
 /** A child whose run the pause interrupted and that has settled: its resume is owed on release. */
 async function interruptedChild() {
-  const { c, parent, child } = await family(slowFirstPrepare());
+  const { c, parent, child, preparing } = await family(slowFirstPrepare());
   const runId = await wakeRunning(c.token, child.id);
+  await preparing(); // its first prepare began: the pause stops it there, and a resumed run passes through
   const hold = await pause(c.token, parent.id);
   await settled(runId);
   // its workflow's end: the settlement's own resume check (a release during the stop) is done, not still racing
@@ -105,8 +106,9 @@ async function whileRunStartsFail(body: () => Promise<void>) {
 }
 
 test('a run paused in preparation resumes exactly once; a second release is 409', async () => {
-  const { c, parent, child } = await family(slowFirstPrepare());
+  const { c, parent, child, preparing } = await family(slowFirstPrepare());
   const runId = await wakeRunning(c.token, child.id);
+  await preparing(); // its first prepare began: the pause stops it there, and a resumed run passes through
   const hold = await pause(c.token, parent.id);
   expect(hold.members.find((m) => m.issueId === child.id)?.interruptedRunId).toBe(runId);
   const stopped = await settled(runId);
@@ -177,8 +179,9 @@ test('a release before the stop finished unwinding resumes once, after the run s
 });
 
 test('overlapping child and parent pauses resume only after the last release', async () => {
-  const { c, parent, child } = await family(slowFirstPrepare());
+  const { c, parent, child, preparing } = await family(slowFirstPrepare());
   const runId = await wakeRunning(c.token, child.id);
+  await preparing(); // its first prepare began: the pause stops it there, and a resumed run passes through
   const childHold = await pause(c.token, child.id);
   const parentHold = await pause(c.token, parent.id);
   await settled(runId);
@@ -222,9 +225,10 @@ test('a queued run cancelled by the pause resumes once', async () => {
 });
 
 test('a task reassigned during the hold does not resume', async () => {
-  const { c, parent, child } = await family(slowFirstPrepare());
+  const { c, parent, child, preparing } = await family(slowFirstPrepare());
   const other = await c.agent({ type: 'noop' });
   const runId = await wakeRunning(c.token, child.id);
+  await preparing(); // its first prepare began: the pause stops it there, and a resumed run passes through
   const hold = await pause(c.token, parent.id);
   await settled(runId);
   expect((await h.request('PATCH', `/api/issues/${child.id}`, c.token, { assigneeAgentId: other.id })).status).toBe(

@@ -4,6 +4,16 @@ import { treeWalk } from './walk';
 
 const fromIssue = (issueId: string) => Prisma.sql`FROM "Issue" i WHERE i.id = ${issueId}::uuid`;
 
+/** The walk up from each of `issueIds` at once (`up`), every row carrying the id it started from (`startId`). */
+const upFromEach = (issueIds: readonly string[]) =>
+  treeWalk({
+    name: 'up',
+    direction: 'up',
+    from: Prisma.sql`FROM "Issue" i WHERE i.id = ANY(${issueIds}::uuid[])`,
+    carry: { startId: Prisma.sql`i.id` },
+    distinct: true,
+  });
+
 /** The issue itself and its ancestors, nearest first. */
 export async function ancestorIds(tx: Tx, issueId: string): Promise<string[]> {
   const rows = await tx.$queryRaw<{ id: string }[]>`
@@ -33,6 +43,20 @@ export async function activeHoldsCovering(tx: Tx, issueId: string): Promise<{ id
 }
 
 /**
+ * Which of `issueIds` an active hold covers (rooted at them or above): one walk up for all of them (liveness
+ * recovery's pass asks it of every idle issue and every stranded wake at once).
+ */
+export async function heldIssueIds(tx: Tx, issueIds: readonly string[]): Promise<Set<string>> {
+  const unique = [...new Set(issueIds)];
+  if (unique.length === 0) return new Set();
+  const rows = await tx.$queryRaw<{ issueId: string }[]>`
+    WITH RECURSIVE ${upFromEach(unique)}
+    SELECT DISTINCT up."startId"::text AS "issueId"
+    FROM up JOIN "TreeHold" h ON h."rootIssueId" = up.id AND h.status = 'active'`;
+  return new Set(rows.map((r) => r.issueId));
+}
+
+/**
  * Active watchdogs whose watched issue is one of `issueIds` or above them, each with the ids among `issueIds` it is
  * above (the change dispatcher gives each watchdog the reasons of its own changes). It runs once per dispatch
  * round, so it is one statement: the ancestor walk joined to the watchdogs and their titles (was three: walk,
@@ -42,15 +66,9 @@ export async function watchdogsAbove(tx: Tx, issueIds: readonly string[]): Promi
   const unique = [...new Set(issueIds)];
   if (unique.length === 0) return [];
   const rows = await tx.$queryRaw<(Omit<WatchdogAbove, 'issue'> & { title: string })[]>`
-    WITH RECURSIVE ${treeWalk({
-      name: 'up',
-      direction: 'up',
-      from: Prisma.sql`FROM "Issue" i WHERE i.id = ANY(${unique}::uuid[])`,
-      carry: { changedId: Prisma.sql`i.id` },
-      distinct: true,
-    })}
+    WITH RECURSIVE ${upFromEach(unique)}
     SELECT w.id::text, w."companyId"::text, w."issueId"::text, i.title,
-      array_agg(DISTINCT up."changedId"::text) AS "changedIssueIds"
+      array_agg(DISTINCT up."startId"::text) AS "changedIssueIds"
     FROM "Watchdog" w JOIN "Issue" i ON i.id = w."issueId" JOIN up ON up.id = w."activeIssueId"
     GROUP BY w.id, i.id`;
   return rows.map(({ title, ...watchdog }) => ({ ...watchdog, issue: { title } }));

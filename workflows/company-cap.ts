@@ -1,6 +1,6 @@
 /**
- * Claims within a company's cap: an agent run's claim within the cap on running runs (runs/company-cap.ts), a hold's
- * release within the cap on release fan-outs (holds/release-cap.ts).
+ * Claims within a company's cap: an agent run's claim within the cap on running runs (dispatch/company-cap.ts), a
+ * hold's release within the cap on release fan-outs (dispatch/release-cap.ts).
  */
 import { condition, patched, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { StateKey } from '../domain/search-attributes';
