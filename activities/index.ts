@@ -1,4 +1,5 @@
 /** Every side effect the workflows perform, built from injected dependencies. */
+import { watchdogMayAct } from '../domain/watchdog';
 import type { PauseApplied, ReleaseArgs } from '../domain/hold-contract';
 import type { Deps } from '../runtime/deps';
 import { applyPause } from '../holds/pause';
@@ -53,7 +54,7 @@ export function createActivities(deps: Deps) {
     watchdogChangedSinceEvaluation: (watchdogId: string) => watchdogChangedSinceEvaluation(deps, watchdogId),
     async isWatchdogActive(watchdogId: string): Promise<boolean> {
       const row = await deps.db.watchdog.findUnique({ where: { id: watchdogId }, select: { status: true } });
-      return row?.status === 'active';
+      return watchdogMayAct(row);
     },
 
     async applyPause(holdId: string): Promise<PauseApplied> {

@@ -3,6 +3,7 @@
  * `reviewWatchdogId`, `reviewFingerprint` and `selfReview`, written when the watchdog woke it, and the watchdog row as
  * it is now. Nothing a caller wrote (a wake's context, a file) takes part.
  */
+import { watchdogMayAct } from './watchdog';
 import type { WatchdogScope } from './actor';
 
 export interface ReviewRunFacts {
@@ -27,7 +28,7 @@ export interface WatchdogFacts {
 /** Why the review run's authority is gone, or null while the watchdog still stands behind it unchanged. */
 export function revocationOf(run: ReviewRunFacts, watchdog: WatchdogFacts | null): string | null {
   if (!watchdog) return 'its watchdog no longer exists';
-  if (watchdog.status !== 'active') return 'its watchdog was removed';
+  if (!watchdogMayAct(watchdog)) return 'its watchdog was removed';
   // a self-mode verification is its leaf's assignee's: neither the watchdog's agent nor its review task names it
   if (run.selfReview) return watchdog.mode === 'self' ? null : 'its watchdog no longer lets stopped leaves verify';
   if (watchdog.agentId !== run.agentId) return 'its watchdog was reassigned to another agent';

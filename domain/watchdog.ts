@@ -8,6 +8,17 @@ import { acceptsStop } from './watchdog-recheck';
 
 export const MAX_WATCHDOG_DEPTH = 100;
 
+/**
+ * The one gate on a watchdog acting (evaluating, waking a review, backing a review run's authority, being confirmed
+ * alive by its workflow): its row is active. A row deleted with its issue or company is as removed as a disabled one.
+ * Where acting writes, the write also conditions on `status: 'active'` under the row's lock or in its where clause.
+ */
+export function watchdogMayAct<W extends { status: string }>(
+  watchdog: W | null | undefined,
+): watchdog is W & { status: 'active' } {
+  return watchdog?.status === 'active';
+}
+
 export interface SubtreeNode {
   id: string;
   parentId: string | null;

@@ -256,6 +256,24 @@ describe('evaluation', () => {
     expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
   });
 
+  test('an evaluation that read the watchdog before its removal committed wakes nobody', async () => {
+    const { c, watcher, root } = await watchedTree();
+    const watchdog = await putWatchdog(c, root.id, watcher.id);
+    const [wake] = await eventually('wake', async () => {
+      const wakes = await watchdogWakes(watchdog.id);
+      return wakes.length === 1 ? wakes : null;
+    });
+    expect((await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token)).status).toBe(200);
+    // the stale evaluation's last step: a stop it classified as new, handed to triggerReview after the removal
+    const stale = (wake.directive as unknown as { taskWatchdog: { stoppedLeaves: StoppedLeaf[] } }).taskWatchdog;
+    const result = {
+      fingerprint: `${wake.reviewFingerprint}-new`,
+      stoppedLeaves: stale.stoppedLeaves,
+    } as Classification;
+    expect(await triggerReview(h.services, watchdog.id, result)).toEqual({ kind: 'watchdog_removed' });
+    expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
+  });
+
   test('a live run keeps the subtree live; the review task and nested watchdog branches do not', async () => {
     const { c, watcher, root, leaf } = await watchedTree();
     const slow = await c.agent({ type: 'process', command: 'sleep', args: ['30'] });

@@ -9,6 +9,7 @@ import {
   leafDigests,
   type Classification,
   type EvaluationSummary,
+  watchdogMayAct,
 } from '../domain/watchdog';
 import { logSystemActivity } from '../db/activity-log';
 import { loadEvaluationInput, type WatchdogSnapshot } from './subtree-snapshot';
@@ -37,8 +38,7 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
     reviewIssueId: watchdog?.reviewIssueId ?? null,
     evaluatedAt: evaluatedAt.toISOString(),
   };
-  // a row deleted with its issue or company is as removed as a disabled one
-  if (watchdog?.status !== 'active') {
+  if (!watchdogMayAct(watchdog)) {
     return {
       ...base,
       state: 'removed',
@@ -101,6 +101,8 @@ export async function evaluateWatchdog(deps: Deps, watchdogId: string): Promise<
     return persist(deps, watchdog, summary('stopped', { woke, reviewIssueId: null }), result.fingerprint);
   }
   const trigger = await triggerReview(deps, watchdogId, result);
+  // removed since this evaluation read it: nothing is woken, and the workflow ends as for a removal it saw
+  if (trigger.kind === 'watchdog_removed') return summary('removed');
   if (trigger.kind === 'review_running') return persist(deps, watchdog, summary('review_running'), result.fingerprint);
   return persist(deps, watchdog, summary('stopped', trigger), result.fingerprint);
 }

@@ -3,6 +3,7 @@
  * Written with the disposition, in its transaction, to the watchdog's `pendingRecheckAfter`; the evaluation that
  * records the disposition moves it to `acceptedUntil` (watchdogs/reviewed-stop.ts).
  */
+import { watchdogMayAct } from '../domain/watchdog';
 import type { Tx } from '../db/prisma';
 import { AppError } from '../domain/errors';
 import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
@@ -38,7 +39,7 @@ export async function stateRecheckAfter(
     return;
   }
   const watchdog = await tx.watchdog.findUnique({ where: { reviewIssueId: issue.id } });
-  if (watchdog?.status !== 'active' || !watchdog.pendingReviewFingerprint) {
+  if (!watchdogMayAct(watchdog) || !watchdog.pendingReviewFingerprint) {
     if (given) refuse('this review task has no pending review to accept');
     return;
   }

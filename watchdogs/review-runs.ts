@@ -4,6 +4,7 @@
  * any stop, and cancels review wakes not yet dispatched, so no agent goes on working for authority it lost. Which
  * ones are revoked is the same rule the tokens apply, so the two can never disagree.
  */
+import { watchdogMayAct } from '../domain/watchdog';
 import type { Actor } from '../domain/actor';
 import { revocationOf } from '../domain/review-authority';
 import { LIVE_RUN_STATUSES } from '../domain/statuses';
@@ -24,7 +25,7 @@ export async function stopRevokedReviewRuns(deps: Deps, watchdogId: string, acto
   const watchdog = await deps.db.watchdog.findUniqueOrThrow({ where: { id: watchdogId } });
   const revoked = <T extends ReviewRow>(rows: T[]) =>
     rows.filter((r) => revocationOf({ ...r, reviewFingerprint: r.reviewFingerprint ?? '' }, watchdog) !== null);
-  const skipReason = watchdog.status === 'active' ? 'watchdog reconfigured' : 'watchdog removed';
+  const skipReason = watchdogMayAct(watchdog) ? 'watchdog reconfigured' : 'watchdog removed';
   const wakes = revoked(
     await deps.db.wakeRequest.findMany({
       where: { reviewWatchdogId: watchdogId, status: 'queued' },

@@ -13,6 +13,7 @@ import {
   WATCHDOG_DENIED_OPERATIONS,
   type Classification,
   type WatchdogMode,
+  watchdogMayAct,
 } from '../domain/watchdog';
 import type { Deps } from '../runtime/deps';
 import { createWake, dispatchWake } from '../dispatch/wakes';
@@ -75,7 +76,10 @@ async function liveReview(tx: Tx, reviewIssueId: string | null) {
   return queuedWake ? ({ kind: 'wake', wake: queuedWake } as const) : null;
 }
 
-type TriggerOutcome = { kind: 'review_running' } | { kind: 'triggered'; woke: boolean; reviewIssueId: string };
+type TriggerOutcome =
+  | { kind: 'review_running' }
+  | { kind: 'watchdog_removed' }
+  | { kind: 'triggered'; woke: boolean; reviewIssueId: string };
 
 /**
  * Wakes the watchdog agent on its review task for the stop: a new one, or (`recheck`, 1-based) the reviewed stop
@@ -89,6 +93,7 @@ export async function triggerReview(
 ): Promise<TriggerOutcome> {
   const fingerprint = result.fingerprint!;
   type Outcome =
+    | 'watchdog_removed'
     | { stranded: WakeRequest }
     | { stranded?: undefined; wake: WakeRequest; created: boolean; reviewIssueId: string }
     | null;
@@ -98,6 +103,8 @@ export async function triggerReview(
       where: { id: watchdogId },
       include: { issue: true, reviewIssue: true },
     });
+    // the gate under the row's lock: a removal that committed after the evaluation read the watchdog wakes nobody
+    if (!watchdogMayAct(watchdog)) return 'watchdog_removed';
     // Under the watchdog's lock, so no two evaluations can both see "no review live".
     const live = await liveReview(tx, watchdog.reviewIssueId);
     if (live?.kind === 'run') return null;
@@ -161,6 +168,7 @@ export async function triggerReview(
     return { wake: wake.wake, created: wake.created, reviewIssueId: reviewIssue.id };
   });
   if (!outcome) return { kind: 'review_running' };
+  if (outcome === 'watchdog_removed') return { kind: 'watchdog_removed' };
   if (outcome.stranded) {
     await dispatchWake(deps, outcome.stranded.id, outcome.stranded.companyId);
     return { kind: 'review_running' };

@@ -61,6 +61,8 @@ export type ReviewedStopOutcome =
   | { state: 'already_reviewed'; recheckAt?: string }
   | { state: 'escalated' }
   | { state: 'review_running' }
+  /** removed since the evaluation read it: nothing was woken */
+  | { state: 'removed' }
   | { state: 'stopped'; woke: boolean; reviewIssueId: string };
 
 /**
@@ -85,6 +87,7 @@ export async function evaluateReviewedStop(
   if (decision.kind === 'recheck' && watchdog.mode === 'review') {
     const trigger = await triggerReview(deps, watchdog.id, result, decision.number);
     if (trigger.kind === 'review_running') return { state: 'review_running' };
+    if (trigger.kind === 'watchdog_removed') return { state: 'removed' };
     return { state: 'stopped', woke: trigger.woke, reviewIssueId: trigger.reviewIssueId };
   }
   if (decision.kind !== 'escalated') await escalateReviewedStop(deps, watchdog, result);

@@ -13,6 +13,7 @@ import {
   WATCHDOG_SELF_MANDATE,
   type Classification,
   type StoppedLeaf,
+  watchdogMayAct,
 } from '../domain/watchdog';
 import type { Deps } from '../runtime/deps';
 import { createWake, dispatchWake } from '../dispatch/wakes';
@@ -36,7 +37,7 @@ export async function wakeStoppedLeaves(deps: Deps, watchdogId: string, result: 
     await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
     const watchdog = await tx.watchdog.findUniqueOrThrow({ where: { id: watchdogId } });
     // reconfigured or removed since the evaluation read it: the change that did it evaluates again
-    if (watchdog.status !== 'active' || watchdog.mode !== 'self') return { companyId: watchdog.companyId, wakeIds: [] };
+    if (!watchdogMayAct(watchdog) || watchdog.mode !== 'self') return { companyId: watchdog.companyId, wakeIds: [] };
     const { created, unwoken } = await wakeEachLeaf(tx, watchdog, result);
     await tx.watchdog.update({
       where: { id: watchdogId },
