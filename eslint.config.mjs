@@ -11,6 +11,7 @@ const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
 const TOOLING = ['./scripts', './testing', './bench', './test'];
 const CAPABILITIES = [
   './access',
+  './acp',
   './changes',
   './holds',
   './interactions',
@@ -58,6 +59,11 @@ export const LAYER_ZONES = [
     target: [...CAPABILITIES, './db', './temporal', './runtime'],
     from: [...ENTRY_POINTS, './activities', './client'],
     message: 'a capability calls down: never into the entry points (api/, workers/, cli/), activities/ or the client',
+  },
+  {
+    target: './acp',
+    from: SHIPPED.filter((f) => f !== './domain' && f !== './acp'),
+    message: "acp/ runs inside a run's sandbox, apart from the service: it imports only domain/",
   },
   {
     target: './activities',

@@ -15,12 +15,14 @@ const FAILING: [string, string, string][] = [
   ['holds/release.ts', "import { imported } from '../activities';", 'a capability calls down'],
   ['temporal/schedules.ts', "import { imported } from '../workers/tracing';", 'a capability calls down'],
   ['activities/heartbeat.ts', "import { imported } from '../api/server';", 'activities are called by workers'],
+  ['acp/paths.ts', "import { imported } from '../runs/run-files';", "acp/ runs inside a run's sandbox"],
 ];
 const PASSING: [string, string][] = [
   ['runs/runs.ts', "import { imported } from '../domain/statuses';"],
   ['workers/core-metrics.ts', "import { imported } from '../runtime/ports';"],
   ['api/server.ts', "import { imported } from '../holds/release';"],
   ['scripts/start.ts', "import { imported } from '../testing/harness';"],
+  ['acp/session-rules.ts', "import { imported } from '../domain/checkpoint';"],
 ];
 
 /**
