@@ -11,6 +11,7 @@ const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
 const TOOLING = ['./scripts', './testing', './bench', './test'];
 const CAPABILITIES = [
   './access',
+  './acp',
   './changes',
   './dispatch',
   './holds',
@@ -90,6 +91,11 @@ export const LAYER_ZONES = [
       (f) => !['./tree', './db', './domain', ...ENTRY_POINTS, './activities', './client'].includes(f),
     ),
     message: 'tree/ is the floor of tree queries beneath dispatch/: it imports only db/ and domain/',
+  },
+  {
+    target: './acp',
+    from: SHIPPED.filter((f) => f !== './domain' && f !== './acp'),
+    message: "acp/ runs inside a run's sandbox, apart from the service: it imports only domain/",
   },
   {
     target: './activities',

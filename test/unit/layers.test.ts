@@ -23,6 +23,7 @@ const FAILING: [string, string, string][] = [
   ['tree/walk.ts', "import { imported } from '../dispatch/wakes';", 'tree/ is the floor of tree queries'],
   ['tree/queries.ts', "import { imported } from '../issues/issues';", 'tree/ is the floor of tree queries'],
   ['tree/queries.ts', "import { imported } from '../runtime/deps';", 'tree/ is the floor of tree queries'],
+  ['acp/paths.ts', "import { imported } from '../runs/run-files';", "acp/ runs inside a run's sandbox"],
 ];
 const PASSING: [string, string][] = [
   ['runs/runs.ts', "import { imported } from '../domain/statuses';"],
@@ -35,6 +36,7 @@ const PASSING: [string, string][] = [
   ['dispatch/begin.ts', "import { imported } from '../changes/record';"],
   ['dispatch/company-cap.ts', "import { imported } from '../temporal/orchestrator';"],
   ['tree/queries.ts', "import { imported } from '../db/prisma';"],
+  ['acp/session-rules.ts', "import { imported } from '../domain/checkpoint';"],
 ];
 
 /**

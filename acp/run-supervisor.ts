@@ -1,0 +1,292 @@
+/**
+ * One run's ACP supervision: start the agent, initialize, continue or open the session, record it, send the owed
+ * prompt, journal the turn; on a stop, cancel the turn and leave a checkpoint only when its outcome is known.
+ */
+import { hostname } from 'node:os';
+import {
+  PROTOCOL_VERSION,
+  type ClientConnection,
+  type InitializeResponse,
+  type PromptResponse,
+} from '@agentclientprotocol/sdk';
+import { describeExit, startAgent, within, type AgentChild } from './agent-child';
+import { newClientState, supervisorClient } from './client';
+import { agentEnvironment, type SupervisorConfig } from './config';
+import { Journal, readWake, writeFileAtomic } from './files';
+import { buildPrompt } from './prompt';
+import {
+  checkpointFor,
+  fallbackAfterFailedLoad,
+  planSession,
+  previousSessionOf,
+  sessionRecord,
+  type AcpSessionRef,
+  type Fallback,
+  type SessionOrigin,
+  type SessionPlan,
+} from './session-rules';
+import { stopVerdict, type SupervisorPhase, type TurnAnswer } from './stop-rules';
+
+/** The supervisor's exit codes: 0 only for a turn that ended with `end_turn`. */
+export const EXIT = { endTurn: 0, usage: 2, otherStopReason: 3, agentFailed: 4, stopped: 143 } as const;
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** How long an answer the agent wrote before it exited may take to be read. */
+const AGENT_EXIT_DRAIN_MS = 500;
+
+class StepFailed extends Error {}
+class AgentGone extends Error {}
+
+export class RunSupervisor {
+  private phase: SupervisorPhase = 'starting';
+  private readonly state = newClientState();
+  private readonly journal: Journal;
+  private readonly child: AgentChild;
+  private readonly connection: ClientConnection;
+  private ref: AcpSessionRef | null = null;
+  private prompt: Promise<PromptResponse> | null = null;
+  private stopping: Promise<number> | null = null;
+  private finished = false;
+  private stopRequested: () => void = () => undefined;
+  private readonly stopRequest = new Promise<void>((resolve) => (this.stopRequested = resolve));
+
+  constructor(
+    private readonly cfg: SupervisorConfig,
+    protectedPaths: ReadonlySet<string>,
+  ) {
+    this.journal = new Journal(cfg.journalFile);
+    this.child = startAgent(cfg.command, cfg.workspace, agentEnvironment(process.env));
+    const app = supervisorClient(
+      { workspace: cfg.workspace, unlocated: cfg.unlocated, protectedPaths },
+      this.state,
+      this.journal,
+    );
+    this.connection = app.connect(this.child.stream);
+  }
+
+  /** The whole run; resolves with the exit code once the agent has been ended. */
+  async run(): Promise<number> {
+    const turn = this.turn().catch((error: unknown) => this.failure(error));
+    await Promise.race([turn, this.stopRequest]);
+    // a stop's verdict wins over the turn's end: the turn was cancelled, or ended while the stop decided
+    const code = this.stopping ? await this.stopping : await turn;
+    this.finished = true;
+    const exit = await this.child.end(this.cfg.agentGraceMs);
+    if (exit === null) this.say('the agent did not end after SIGKILL');
+    this.connection.close();
+    return code;
+  }
+
+  /** SIGTERM (or SIGINT): cancel the turn, decide, write the checkpoint when it is earned. Once. */
+  requestStop(signal: string): void {
+    if (this.finished || this.stopping) return;
+    this.stopping = this.stop(signal);
+    this.stopRequested();
+  }
+
+  /** The last resort of an unexpected exception: the agent is not left behind. */
+  killAgentNow(): void {
+    this.child.killNow();
+  }
+
+  private say(text: string): void {
+    process.stderr.write(`treewarden-acp: ${text}\n`);
+  }
+
+  private async turn(): Promise<number> {
+    const agent = this.connection.agent;
+    const init = await this.step(
+      'initialize',
+      agent.request('initialize', {
+        protocolVersion: PROTOCOL_VERSION,
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+        clientInfo: { name: 'treewarden-acp-supervisor', version: '1' },
+      }),
+    );
+    const version = (init as InitializeResponse | null)?.protocolVersion;
+    if (version !== PROTOCOL_VERSION)
+      throw new StepFailed(
+        `the agent speaks ACP protocol version ${version}; this supervisor speaks ${PROTOCOL_VERSION}`,
+      );
+    const caps = {
+      loadSession: init.agentCapabilities?.loadSession === true,
+      resume: Boolean(init.agentCapabilities?.sessionCapabilities?.resume),
+    };
+    const agentInfo = init.agentInfo ? `${init.agentInfo.name} ${init.agentInfo.version}` : 'unnamed';
+    this.journal.write({ kind: 'initialized', agent: agentInfo, ...caps });
+    const wake = readWake(this.cfg.contextFile, this.cfg.capsuleFile);
+    for (const problem of wake.problems) this.journal.write({ kind: 'run_file_problem', text: problem });
+    const current = { cwd: this.cfg.workspace, command: this.cfg.command, host: hostname() };
+    const plan = planSession(previousSessionOf(wake.contextValue), current, caps);
+    const opened = await this.openSession(plan);
+    this.ref = { sessionId: opened.sessionId, ...current };
+    // recorded before the first prompt: a session this run may have changed is never unknown
+    const record = sessionRecord(this.ref, opened.origin, opened.fallback, this.cfg.runId, new Date());
+    writeFileAtomic(this.cfg.sessionFile, `${JSON.stringify(record, null, 2)}\n`);
+    this.journal.write({
+      kind: 'session',
+      event: opened.origin,
+      sessionId: opened.sessionId,
+      ...(opened.origin === 'loaded' ? { replayed: this.state.replayed } : {}),
+    });
+    this.phase = 'ready';
+    if (this.stopping) return EXIT.stopped; // never prompt once a stop is in
+    const blocks = buildPrompt({
+      issueId: this.cfg.issueId,
+      wakeReason: this.cfg.wakeReason,
+      runId: this.cfg.runId,
+      workspace: this.cfg.workspace,
+      context: wake.context,
+      capsule: wake.capsule,
+      origin: opened.origin,
+      fallback: opened.fallback,
+    });
+    this.phase = 'prompting';
+    this.prompt = this.whileAgentLives(
+      agent.request('session/prompt', { sessionId: opened.sessionId, prompt: blocks }),
+    );
+    const response = await this.prompt;
+    this.phase = 'ended';
+    const stopReason: unknown = response?.stopReason;
+    this.journal.write({ kind: 'turn_end', stopReason, openToolCalls: this.state.tools.open() });
+    if (this.stopping) return this.stopping;
+    if (stopReason === 'end_turn') return EXIT.endTurn;
+    this.say(`the turn ended with stopReason ${JSON.stringify(stopReason)}, not end_turn`);
+    return EXIT.otherStopReason;
+  }
+
+  /**
+   * `request`, or a failure naming the agent's exit once it has gone (after a moment for the answer it may have
+   * written before it went: stdout can be read after the exit is seen).
+   */
+  private whileAgentLives<T>(request: Promise<T>): Promise<T> {
+    const gone = this.child.exited.then(async (exit) => {
+      await new Promise((resolve) => setTimeout(resolve, AGENT_EXIT_DRAIN_MS));
+      throw new AgentGone(`the agent ${describeExit(exit)}`);
+    });
+    gone.catch(() => undefined); // only the race's loser when the request settles first
+    return Promise.race([request, gone]);
+  }
+
+  /** A start-up request, bounded by TREEWARDEN_ACP_START_TIMEOUT_MS. */
+  private async step<T>(name: string, request: Promise<T>): Promise<T> {
+    const answered = await within(
+      this.whileAgentLives(request).then((value) => ({ value })),
+      this.cfg.startTimeoutMs,
+    );
+    if (!answered) throw new StepFailed(`the agent did not answer ${name} within ${this.cfg.startTimeoutMs} ms`);
+    return answered.value;
+  }
+
+  private async openSession(
+    plan: SessionPlan,
+  ): Promise<{ sessionId: string; origin: SessionOrigin; fallback: Fallback | null }> {
+    const agent = this.connection.agent;
+    const cwd = this.cfg.workspace;
+    let fallback: Fallback | null = null;
+    if (plan.method === 'session/new') fallback = plan.fallback;
+    else {
+      this.state.sessionId = plan.sessionId;
+      this.state.loading = true;
+      try {
+        const params = { sessionId: plan.sessionId, cwd, mcpServers: [] };
+        const request =
+          plan.method === 'session/load'
+            ? agent.request('session/load', params)
+            : agent.request('session/resume', params);
+        await this.step(plan.method, request);
+        return { sessionId: plan.sessionId, origin: plan.method === 'session/load' ? 'loaded' : 'resumed', fallback };
+      } catch (error) {
+        // an agent that is gone, or silent, gets no second request: only a refused load falls back
+        if (error instanceof StepFailed || error instanceof AgentGone || this.connection.signal.aborted) throw error;
+        fallback = fallbackAfterFailedLoad(plan.sessionId, messageOf(error));
+      } finally {
+        this.state.loading = false;
+      }
+      this.state.sessionId = null;
+    }
+    if (fallback)
+      this.journal.write({
+        kind: 'session_fallback',
+        reason: fallback.reason,
+        sessionId: fallback.sessionId,
+        text: fallback.detail,
+      });
+    const created = await this.step('session/new', agent.request('session/new', { cwd, mcpServers: [] }));
+    const sessionId: unknown = created?.sessionId;
+    if (typeof sessionId !== 'string' || sessionId === '')
+      throw new StepFailed('the agent answered session/new without a session id');
+    this.state.sessionId = sessionId;
+    return { sessionId, origin: 'new', fallback };
+  }
+
+  private async failure(error: unknown): Promise<number> {
+    if (this.stopping) return this.stopping; // the stop explains it
+    const exit = this.child.status() ?? (await within(this.child.exited, 1_000));
+    const text =
+      exit && !(error instanceof StepFailed) && !(error instanceof AgentGone)
+        ? `the agent ${describeExit(exit)} (${this.phase}: ${messageOf(error)})`
+        : `${this.phase}: ${messageOf(error)}`;
+    this.journal.write({ kind: 'failed', phase: this.phase, text });
+    this.say(text);
+    return EXIT.agentFailed;
+  }
+
+  private async cancelTurn(): Promise<TurnAnswer> {
+    if (!this.prompt) return { kind: 'not_prompted' };
+    if (this.phase === 'prompting' && this.ref) {
+      this.state.cancelling = true;
+      this.agentNotifyCancel(this.ref.sessionId);
+    }
+    const settled = this.prompt.then(
+      (r): TurnAnswer =>
+        typeof r?.stopReason === 'string'
+          ? { kind: 'stopped', stopReason: r.stopReason }
+          : { kind: 'failed', error: 'the prompt was answered without a stopReason' },
+      (error: unknown): TurnAnswer => ({ kind: 'failed', error: messageOf(error) }),
+    );
+    return (await within(settled, this.cfg.cancelWaitMs)) ?? { kind: 'no_answer', waitedMs: this.cfg.cancelWaitMs };
+  }
+
+  private agentNotifyCancel(sessionId: string): void {
+    this.connection.agent.notify('session/cancel', { sessionId }).catch((error: unknown) => {
+      this.journal.write({ kind: 'cancel_unsent', text: messageOf(error) });
+    });
+  }
+
+  private async stop(signal: string): Promise<number> {
+    this.journal.write({ kind: 'stop_requested', signal, phase: this.phase });
+    let answer = await this.cancelTurn();
+    if (answer.kind === 'failed') {
+      const exit = this.child.status() ?? (await within(this.child.exited, 500));
+      if (exit) answer = { kind: 'failed', error: `${answer.error}: the agent ${describeExit(exit)}` };
+    }
+    const openToolCalls = this.state.tools.open();
+    const verdict = stopVerdict({ phase: this.phase, answer, openToolCalls });
+    const checkpoint = verdict.checkpoint && this.ref !== null && this.writeCheckpoint(this.ref);
+    this.journal.write({
+      kind: 'stop',
+      acknowledged: verdict.acknowledged,
+      checkpoint,
+      openToolCalls,
+      text: verdict.reason,
+    });
+    this.say(`stopped by ${signal}: ${verdict.reason}; ${checkpoint ? 'checkpoint written' : 'no checkpoint'}`);
+    return EXIT.stopped;
+  }
+
+  private writeCheckpoint(ref: AcpSessionRef): boolean {
+    if (!this.cfg.checkpointFile) {
+      this.say('TREEWARDEN_CHECKPOINT_FILE is not set: the session cannot be offered for continuation');
+      return false;
+    }
+    try {
+      writeFileAtomic(this.cfg.checkpointFile, JSON.stringify(checkpointFor(ref)));
+      return true;
+    } catch (error) {
+      this.say(`cannot write the checkpoint: ${messageOf(error)}`);
+      return false;
+    }
+  }
+}
