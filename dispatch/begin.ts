@@ -8,7 +8,17 @@ import { recordSubtreeChange } from '../changes/record';
  * company-cap.ts). False when the run was cancelled (e.g. by a pause) before it began.
  */
 export async function beginRun(deps: Deps, runId: string): Promise<boolean> {
-  return deps.db.$transaction((tx) => beginRunIn(tx, runId));
+  return deps.db.$transaction(async (tx) => (await begunAlready(tx, runId)) || beginRunIn(tx, runId));
+}
+
+/**
+ * The run is running already: only its own workflow begins a run, so an earlier attempt of this very claim began it.
+ * An attempt that outlived its activity's timeout (queued for the company's turn under a burst) commits its begin
+ * after the server has scheduled the retry, and an attempt's answer can be lost; the retry must carry on with the run
+ * it began, not give it up as "not queued" (which left it running with no process, forever: found by the soak).
+ */
+export async function begunAlready(tx: Tx, runId: string): Promise<boolean> {
+  return (await tx.run.count({ where: { id: runId, status: 'running' } })) === 1;
 }
 
 /** queued → running in the caller's transaction. */

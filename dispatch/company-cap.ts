@@ -10,7 +10,7 @@ import type { Deps } from '../runtime/deps';
 import type { CompanyCapWaiter } from '../temporal/orchestrator';
 import { inCompanyTurn } from './company-turn';
 import type { Prisma, Tx } from '../db/prisma';
-import { beginRunIn } from './begin';
+import { begunAlready, beginRunIn } from './begin';
 
 /**
  * Who asks whether the company is at its cap. A claim (queued → running) and an offer (how many waiting runs a free
@@ -64,6 +64,8 @@ export async function claimRunWithinCompanyCap(deps: Deps, runId: string): Promi
   const run = await deps.db.run.findUnique({ where: { id: runId }, select: { companyId: true } });
   if (!run) return { kind: 'not_queued' };
   const claim = await inCompanyTurn(deps.db, 'running-runs', run.companyId, async (tx): Promise<RunClaim | 'freed'> => {
+    // before the count, which includes the run itself once it began
+    if (await begunAlready(tx, runId)) return { kind: 'began' };
     const { atCap, taken: running, cap } = await companyAtCap(deps, tx, run.companyId, { for: 'claim' });
     if (!atCap) return (await beginRunIn(tx, runId)) ? { kind: 'began' } : 'freed';
     // still queued: it waits, its place in the company's line (and the row's updatedAt) kept from its first wait

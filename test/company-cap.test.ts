@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { inCompanyTurn } from '../dispatch/company-turn';
 import { claimWakeForRun, createWake } from '../dispatch/wakes';
+import { claimRunWithinCompanyCap } from '../dispatch/company-cap';
+import { beginRun } from '../dispatch/begin';
 import { recoverWorkflows } from '../workers/create-worker';
 import { workflowId } from '../domain/ids';
 import { StateKey } from '../domain/search-attributes';
@@ -162,4 +164,44 @@ test("a run left waiting as a row with its company's slot free (the offer lost w
 
   await recoverWorkflows(h.services);
   expect((await settled(h, claim.runId)).status).toBe('succeeded');
+});
+
+test("a claim's retry after its first attempt began the run carries on with it: a begun run is never given up", async () => {
+  // the soak's finding: an attempt queued for the company's turn outlived its activity's timeout and began the run
+  // after the server had scheduled the retry; the retry found the run not queued and its workflow ended, leaving it
+  // running with no process
+  const c = await seedCompany(h, 'Retried claim');
+  const agent = await c.agent();
+  const issue = await c.issue({ title: 'claimed twice', assigneeAgentId: agent.id });
+  const wake = await h.services.db.wakeRequest.create({
+    data: { companyId: c.companyId, agentId: agent.id, issueId: issue.id, reason: 'manual_wake', status: 'claimed' },
+  });
+  const run = await h.services.db.run.create({
+    data: {
+      companyId: c.companyId,
+      issueId: issue.id,
+      agentId: agent.id,
+      wakeReason: 'manual_wake',
+      wakeRequestId: wake.id,
+    },
+  });
+  expect(await claimRunWithinCompanyCap(h.services, run.id)).toEqual({ kind: 'began' });
+  expect(await claimRunWithinCompanyCap(h.services, run.id)).toEqual({ kind: 'began' });
+  expect(await beginRun(h.services, run.id)).toBe(true);
+  expect(await runRow(h, run.id)).toMatchObject({ status: 'running', companyCapQueuedAt: null });
+  // a run stopped before it began is still not begun by a retry
+  const stoppedWake = await h.services.db.wakeRequest.create({
+    data: { companyId: c.companyId, agentId: agent.id, issueId: issue.id, reason: 'manual_wake', status: 'claimed' },
+  });
+  const stopped = await h.services.db.run.create({
+    data: {
+      companyId: c.companyId,
+      issueId: issue.id,
+      agentId: agent.id,
+      wakeReason: 'manual_wake',
+      wakeRequestId: stoppedWake.id,
+      status: 'cancelled',
+    },
+  });
+  expect(await claimRunWithinCompanyCap(h.services, stopped.id)).toEqual({ kind: 'not_queued' });
 });

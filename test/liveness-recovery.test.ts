@@ -193,7 +193,9 @@ test('a thousand stalled issues get one recovery each, paced per company, with p
   expect(wakes).toHaveLength(1_005);
   expect(new Set(wakes.map((w) => w.issueId)).size).toBe(1_005);
   expect(await h.services.db.livenessRecovery.count({ where: { issueId: { in: ids } } })).toBe(1_005);
-});
+  // 1,005 recoveries, each a transaction and a dispatch through the company's turn: about 40 s alone, 120 s and more
+  // beside the heaviest files of a full parallel run (it ran out of jest's default there); its property is the pacing
+}, 300_000);
 
 test('a wake whose dispatcher died before dispatching it is dispatched by the next pass; one a hold defers stays', async () => {
   const c = await seedCompany(h);
