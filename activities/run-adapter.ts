@@ -15,6 +15,7 @@ import { parseEndReason } from '../domain/postmortem';
 import { agentContext, parseDirective } from '../domain/run-directive';
 import { hashToken, newTokenSecret } from '../domain/tokens';
 import type { Deps } from '../runtime/deps';
+import { untilStarted } from '../db/unstarted-transaction';
 import { capsuleFor } from '../runs/capsule';
 import { assertOwningHost } from '../processes/host-stops';
 import { readSmallRunFile, runFiles, type RunFiles } from '../runs/run-files';
@@ -99,12 +100,14 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   }
   if (!(await enterAdapter(deps, runId))) return { kind: 'stopped' };
   const secret = newTokenSecret('twr');
-  await deps.db.$transaction([
-    deps.db.apiToken.deleteMany({ where: { runId } }),
-    deps.db.apiToken.create({
-      data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId },
-    }),
-  ]);
+  await untilStarted(() =>
+    deps.db.$transaction([
+      deps.db.apiToken.deleteMany({ where: { runId } }),
+      deps.db.apiToken.create({
+        data: { tokenHash: hashToken(secret), kind: 'run', companyId: run.companyId, agentId: run.agentId, runId },
+      }),
+    ]),
+  );
   await writeFile(files.context, JSON.stringify(agentContext(run.context, directive)), { mode: 0o600 });
   if (capsule) await writeFile(files.capsule, JSON.stringify(capsule), { mode: 0o600 });
   const exitCode = await command(

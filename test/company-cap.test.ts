@@ -13,6 +13,7 @@ import { inCompanyTurn } from '../dispatch/company-turn';
 import { claimWakeForRun, createWake } from '../dispatch/wakes';
 import { claimRunWithinCompanyCap } from '../dispatch/company-cap';
 import { beginRun } from '../dispatch/begin';
+import { createRunRow } from './support/run-rows';
 import { recoverWorkflows } from '../workers/create-worker';
 import { workflowId } from '../domain/ids';
 import { StateKey } from '../domain/search-attributes';
@@ -173,35 +174,13 @@ test("a claim's retry after its first attempt began the run carries on with it: 
   const c = await seedCompany(h, 'Retried claim');
   const agent = await c.agent();
   const issue = await c.issue({ title: 'claimed twice', assigneeAgentId: agent.id });
-  const wake = await h.services.db.wakeRequest.create({
-    data: { companyId: c.companyId, agentId: agent.id, issueId: issue.id, reason: 'manual_wake', status: 'claimed' },
-  });
-  const run = await h.services.db.run.create({
-    data: {
-      companyId: c.companyId,
-      issueId: issue.id,
-      agentId: agent.id,
-      wakeReason: 'manual_wake',
-      wakeRequestId: wake.id,
-    },
-  });
+  const row = { companyId: c.companyId, agentId: agent.id, issueId: issue.id };
+  const run = await createRunRow(h.services.db, row);
   expect(await claimRunWithinCompanyCap(h.services, run.id)).toEqual({ kind: 'began' });
   expect(await claimRunWithinCompanyCap(h.services, run.id)).toEqual({ kind: 'began' });
   expect(await beginRun(h.services, run.id)).toBe(true);
   expect(await runRow(h, run.id)).toMatchObject({ status: 'running', companyCapQueuedAt: null });
   // a run stopped before it began is still not begun by a retry
-  const stoppedWake = await h.services.db.wakeRequest.create({
-    data: { companyId: c.companyId, agentId: agent.id, issueId: issue.id, reason: 'manual_wake', status: 'claimed' },
-  });
-  const stopped = await h.services.db.run.create({
-    data: {
-      companyId: c.companyId,
-      issueId: issue.id,
-      agentId: agent.id,
-      wakeReason: 'manual_wake',
-      wakeRequestId: stoppedWake.id,
-      status: 'cancelled',
-    },
-  });
+  const stopped = await createRunRow(h.services.db, { ...row, status: 'cancelled' });
   expect(await claimRunWithinCompanyCap(h.services, stopped.id)).toEqual({ kind: 'not_queued' });
 });
