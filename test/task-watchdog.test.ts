@@ -41,6 +41,21 @@ const watchdogWakes = (watchdogId: string) =>
     where: { reason: 'task_watchdog_stopped_subtree', idempotencyKey: { startsWith: `task_watchdog:${watchdogId}:` } },
   });
 
+/** The watchdog's first review wake, once it is the only one. */
+const firstWake = async (watchdogId: string) =>
+  (
+    await eventually('wake', async () => {
+      const wakes = await watchdogWakes(watchdogId);
+      return wakes.length === 1 ? wakes : null;
+    })
+  )[0];
+
+/** A stale evaluation's classification: the stop a wake was made for (its stopped leaves), under `fingerprint`. */
+function staleStop(wake: { directive: unknown }, fingerprint: string): Classification {
+  const stale = (wake.directive as { taskWatchdog: { stoppedLeaves: StoppedLeaf[] } }).taskWatchdog;
+  return { fingerprint, stoppedLeaves: stale.stoppedLeaves } as Classification;
+}
+
 async function watchedTree() {
   const c = await seedCompany(h);
   const worker = await c.agent();
@@ -230,19 +245,14 @@ describe('evaluation', () => {
   test('an evaluation that read the subtree before a disposition committed does not reopen the review task', async () => {
     const { c, watcher, root } = await watchedTree();
     const watchdog = await putWatchdog(c, root.id, watcher.id);
-    const [wake] = await eventually('wake', async () => {
-      const wakes = await watchdogWakes(watchdog.id);
-      return wakes.length === 1 ? wakes : null;
-    });
+    const wake = await firstWake(watchdog.id);
     await eventually('review run to finish', async () =>
       (await h.services.db.run.count({ where: { wakeRequestId: wake.id, status: 'succeeded' } })) === 1 ? true : null,
     );
     const disposition = await h.request('PATCH', `/api/issues/${wake.issueId}`, c.token, { status: 'done' });
     expect(disposition.status).toBe(200);
     // the stale evaluation's last step: the stop it classified, handed to triggerReview after the disposition
-    const stale = (wake.directive as unknown as { taskWatchdog: { stoppedLeaves: StoppedLeaf[] } }).taskWatchdog;
-    const result = { fingerprint: wake.reviewFingerprint, stoppedLeaves: stale.stoppedLeaves } as Classification;
-    expect(await triggerReview(h.services, watchdog.id, result)).toEqual({
+    expect(await triggerReview(h.services, watchdog.id, staleStop(wake, wake.reviewFingerprint!))).toEqual({
       kind: 'triggered',
       woke: false,
       reviewIssueId: wake.issueId,
@@ -259,18 +269,11 @@ describe('evaluation', () => {
   test('an evaluation that read the watchdog before its removal committed wakes nobody', async () => {
     const { c, watcher, root } = await watchedTree();
     const watchdog = await putWatchdog(c, root.id, watcher.id);
-    const [wake] = await eventually('wake', async () => {
-      const wakes = await watchdogWakes(watchdog.id);
-      return wakes.length === 1 ? wakes : null;
-    });
+    const wake = await firstWake(watchdog.id);
     expect((await h.request('DELETE', `/api/issues/${root.id}/watchdog`, c.token)).status).toBe(200);
     // the stale evaluation's last step: a stop it classified as new, handed to triggerReview after the removal
-    const stale = (wake.directive as unknown as { taskWatchdog: { stoppedLeaves: StoppedLeaf[] } }).taskWatchdog;
-    const result = {
-      fingerprint: `${wake.reviewFingerprint}-new`,
-      stoppedLeaves: stale.stoppedLeaves,
-    } as Classification;
-    expect(await triggerReview(h.services, watchdog.id, result)).toEqual({ kind: 'watchdog_removed' });
+    const newStop = staleStop(wake, `${wake.reviewFingerprint}-new`);
+    expect(await triggerReview(h.services, watchdog.id, newStop)).toEqual({ kind: 'watchdog_removed' });
     expect(await watchdogWakes(watchdog.id)).toHaveLength(1);
   });
 
