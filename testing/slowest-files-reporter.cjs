@@ -2,7 +2,8 @@
 /**
  * A jest reporter (plain CommonJS: jest loads reporters without its transform): at the end of every run it prints the
  * run's wall time (from the end of the global setup) and its 15 slowest files, each with its time and share, and
- * writes the same table to `.tmp/test-times.txt`, which `.ci/run` prints at its end. A file over its share of the
+ * writes the same table to `.tmp/test-times.txt`, which `.ci/run` prints at its end (and every file's time to
+ * `.tmp/test-times-all.txt`). A file over its share of the
  * budget (CONTRIBUTING.md, "The spec: tiers and budget") is marked.
  */
 const fs = require('node:fs');
@@ -50,6 +51,9 @@ class SlowestFilesReporter {
     const out = path.join(this.rootDir, '.tmp', 'test-times.txt');
     fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, `${new Date().toISOString()}\n${table}`);
+    // every file's time, for whoever works on the budget
+    const all = files.map((f) => `${f.s.toFixed(1).padStart(8)} s  ${f.file}`).join('\n');
+    fs.writeFileSync(path.join(this.rootDir, '.tmp', 'test-times-all.txt'), `${all}\n`);
   }
 }
 
