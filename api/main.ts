@@ -4,6 +4,8 @@ import { withSecretFiles } from '../runtime/secret-files';
 import { loadTemporalTarget } from '../temporal/connection';
 import { connectServices, createLogger, exitAfterGraceOnSignal } from '../runtime/services';
 import { buildApi } from './server';
+import { createDatabaseProbe } from '../db/health-probe';
+import { dbTimeoutsOf } from '../db/prisma';
 import { startTracing } from '../runtime/tracing';
 
 async function main() {
@@ -13,13 +15,16 @@ async function main() {
   // before the app exists: Fastify's instrumentation attaches to each app as it is created
   const tracing = startTracing('treewarden-api');
   const services = await connectServices(config, loadTemporalTarget(env), log);
+  const probe = createDatabaseProbe(config.DATABASE_URL, dbTimeoutsOf(config));
   const app = buildApi(services, {
+    pingDatabase: probe.ping,
     healthChecks: [async () => void (await services.connection.workflowService.getSystemInfo({}))],
   });
   await app.listen({ port: config.TREEWARDEN_API_PORT, host: config.TREEWARDEN_API_HOST });
   const stop = async () => {
     await app.close();
     await services.close();
+    await probe.close();
     await tracing.shutdown();
     process.exit(0);
   };

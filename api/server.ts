@@ -39,6 +39,8 @@ const HEALTH_ANSWERS = {
 };
 
 export interface ApiOptions {
+  /** how /healthz asks the database; by default a query through the service's pool (db/health-probe.ts has its own) */
+  pingDatabase?: () => Promise<void>;
   /** checks for /healthz beyond the database, e.g. Temporal reachability */
   healthChecks?: (() => Promise<void>)[];
 }
@@ -114,9 +116,9 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
       },
       async (_request, reply) => {
         try {
+          const ping = options.pingDatabase ?? (() => pingDatabase(deps.db));
           await withinDeadline(HEALTH_DEADLINE_MS, async () => {
-            await pingDatabase(deps.db);
-            for (const check of options.healthChecks ?? []) await check();
+            await Promise.all([ping(), ...(options.healthChecks ?? []).map((check) => check())]);
           });
           return { status: 'ok' };
         } catch (error) {

@@ -52,12 +52,12 @@ test('32 concurrent clients on the embedded default each get exactly their own d
   let clientsDone = false;
   const health = (async () => {
     while (!clientsDone) {
-      const status = await fetch(`${stack.apiUrl}/healthz`, { signal: AbortSignal.timeout(10_000) }).then(
-        (r) => r.status,
+      const answer = await fetch(`${stack.apiUrl}/healthz`, { signal: AbortSignal.timeout(10_000) }).then(
+        async (r) => (r.status === 200 ? null : `${r.status} ${await r.text()}`),
         (e: Error) => e.message,
       );
       healthChecks++;
-      if (status !== 200) healthFailures.push(String(status));
+      if (answer !== null) healthFailures.push(answer);
       await sleep(250);
     }
   })();

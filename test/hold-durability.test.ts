@@ -14,6 +14,10 @@ import { REPO_ROOT } from '../testing/stack';
 import { workerFleet, type WorkerFleet } from '../testing/worker-fleet';
 import { startWedgeableProxy, type WedgeableProxy } from './support/wedgeable-proxy';
 
+// each test stops and starts worker processes: 20 to 40 s alone, two to three times that beside a full run's
+// heaviest files on the 2-core CI machine, past the default 120 s
+jest.setTimeout(300_000);
+
 let h: Harness;
 let fleet: WorkerFleet;
 let temporal: WedgeableProxy;

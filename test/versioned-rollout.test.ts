@@ -16,7 +16,7 @@ import { eventually, runRow, seedCompany, settled, startHarness, type Harness } 
 import { QUIET_BUNDLER_LOG } from '../testing/stack';
 import { holdInterruptsRun } from '../testing/scenarios';
 import { bundlePath, workerFleet, workerRunning, type WorkerFleet } from '../testing/worker-fleet';
-import type { RolloutStatus } from '../temporal/rollout';
+import { rolloutStatus, type RolloutStatus } from '../temporal/rollout';
 import { BLOCKED } from './support/blocked';
 
 let h: Harness;
@@ -45,7 +45,10 @@ function rollout(...args: string[]) {
   });
 }
 
-const status = async () => JSON.parse((await rollout('status')).stdout) as RolloutStatus;
+/** `treewarden rollout status`, as the operator reads it */
+const statusByCli = async () => JSON.parse((await rollout('status')).stdout) as RolloutStatus;
+/** the same answer in-process, for the waits: a CLI process per poll cost seconds each on a loaded host */
+const status = () => rolloutStatus(h.services.client, h.env.TREEWARDEN_DEPLOYMENT_NAME);
 
 /** the build an execution's next workflow task goes to, and whether it is pinned there */
 async function versioningOf(client: Client, id: string) {
@@ -124,7 +127,7 @@ test('build 2 takes over from build 1 by the docs/fleet.md procedure, losing and
   expect((await status()).currentBuildId).toBe('build-1'); // a second build never promotes itself
   const promoted = await rollout('promote', 'build-2');
   expect([promoted.code, promoted.stderr]).toEqual([0, '']);
-  const during = await status();
+  const during = await statusByCli();
   expect(during.currentBuildId).toBe('build-2');
   const old = during.builds.find((b) => b.buildId === 'build-1')!;
   expect(old.pinnedRunning).toBeGreaterThanOrEqual(1); // the gated run
@@ -175,4 +178,5 @@ test('build 2 takes over from build 1 by the docs/fleet.md procedure, losing and
   expect(await watchdogWakes()).toBe(2);
   expect(existsSync(log)).toBe(true);
   expect(fleet.workers.map((w) => w.pid)).toEqual([build2.pid]);
-});
+  // two worker processes, a dozen runs and five CLI calls: about 70 s alone, past 120 s beside a full run's heaviest files
+}, 300_000);

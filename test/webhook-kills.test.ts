@@ -9,6 +9,10 @@ import { eventually, seedCompany, startHarness, type Harness } from '../testing/
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver';
 import { workerFleet, workerRunning, type WorkerFleet } from '../testing/worker-fleet';
 
+// each test stops and starts worker processes: 20 to 40 s alone, two to three times that beside a full run's
+// heaviest files on the 2-core CI machine, past the default 120 s
+jest.setTimeout(300_000);
+
 let h: Harness;
 let fleet: WorkerFleet;
 let receiver: WebhookReceiver;
