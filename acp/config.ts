@@ -3,6 +3,7 @@
  * `env` sets them); the run's are those treewarden gives every `process` run. Pure: the caller passes the real cwd.
  */
 import path from 'node:path';
+import { ACP_SUPERVISOR_DEFAULTS, ACP_SUPERVISOR_MARK } from '../domain/acp-stop';
 import type { UnlocatedPolicy } from './permission';
 
 export interface SupervisorConfig {
@@ -30,7 +31,7 @@ export interface SupervisorConfig {
 
 export const USAGE = 'usage: treewarden-acp [--] <agent command> [args...]';
 
-export const DEFAULTS = { cancelWaitMs: 10_000, agentGraceMs: 3_000, startTimeoutMs: 120_000 } as const;
+export const DEFAULTS = ACP_SUPERVISOR_DEFAULTS;
 
 /** Variables meant for the supervisor alone: the agent does not inherit them (the checkpoint is the supervisor's). */
 export const SUPERVISOR_ONLY_ENV = [
@@ -40,6 +41,7 @@ export const SUPERVISOR_ONLY_ENV = [
   'TREEWARDEN_ACP_AGENT_GRACE_MS',
   'TREEWARDEN_ACP_START_TIMEOUT_MS',
   'TREEWARDEN_ACP_UNLOCATED_TOOLS',
+  ACP_SUPERVISOR_MARK,
 ];
 
 type Env = Record<string, string | undefined>;

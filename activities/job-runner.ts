@@ -43,7 +43,7 @@ export async function executeJob(deps: Deps, jobId: string): Promise<number> {
     env: runEnvironment(
       process.env,
       deps.config.TREEWARDEN_RUN_ENV_PASSTHROUGH,
-      adapter.success && adapter.data.type === 'process' ? adapter.data.env : {},
+      adapter.success && adapter.data.type !== 'noop' ? adapter.data.env : {},
       {
         TREEWARDEN_JOB_ID: job.id,
         TREEWARDEN_OWNER_RUN_ID: job.ownerRunId,

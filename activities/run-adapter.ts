@@ -7,7 +7,9 @@ import { Context } from '@temporalio/activity';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { adapterSchema } from '../domain/adapter';
+import { join } from 'node:path';
+import { adapterOf, adapterSchema, launchOf, type CommandLine } from '../domain/adapter';
+import { ACP_SUPERVISOR_MARK, firstLayerOf } from '../domain/acp-stop';
 import { apiUrlOf } from '../domain/config';
 import { runEnvironment } from '../domain/run-env';
 import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } from '../domain/checkpoint';
@@ -81,13 +83,14 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       exitFile,
       tick,
       stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
+      firstLayer: firstLayerOf(adapter),
       onSpawn: (pgid, startTime) =>
         deps.db.run
           .update({ where: { id: runId }, data: { processGroupId: pgid, processStartTime: startTime } })
           .then(() => undefined),
     });
 
-  if (adapter.prepare) {
+  if (adapter.type === 'process' && adapter.prepare) {
     // a prepare step is short and repeatable: a worker that can no longer supervise it stops it (no exit file)
     const code = await command(adapter.prepare.command, adapter.prepare.args, envWith({}), null);
     if (code !== 0)
@@ -110,9 +113,10 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
   );
   await writeFile(files.context, JSON.stringify(agentContext(run.context, directive)), { mode: 0o600 });
   if (capsule) await writeFile(files.capsule, JSON.stringify(capsule), { mode: 0o600 });
+  const launch = launchOf(adapter, ACP_SUPERVISOR);
   const exitCode = await command(
-    adapter.command,
-    adapter.args,
+    launch.command,
+    launch.args,
     envWith({
       TREEWARDEN_API_URL: apiUrlOf(deps.config),
       TREEWARDEN_RUN_TOKEN: secret,
@@ -122,11 +126,27 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       TREEWARDEN_CONTEXT_FILE: files.context,
       ...(capsule ? { TREEWARDEN_CAPSULE_FILE: files.capsule } : {}),
       TREEWARDEN_OUTCOME_FILE: files.outcome,
+      // the supervisor's mark (its agent does not inherit it): how a stop finds it
+      ...(adapter.type === 'acp' ? { [ACP_SUPERVISOR_MARK]: '1' } : {}),
     }),
     files.exitStatus,
   );
   return exitedOutcome(files, cgroupPath, exitCode);
 }
+
+/**
+ * An `acp` run's supervisor (acp/supervisor.ts, what bin/treewarden-acp runs), by absolute paths and this worker's own
+ * node: its cwd is the run's workspace, and the sandbox shows treewarden's install read-only.
+ */
+const INSTALL_ROOT = join(__dirname, '..');
+const ACP_SUPERVISOR: CommandLine = {
+  command: process.execPath,
+  args: [
+    '--import',
+    join(INSTALL_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs'),
+    join(INSTALL_ROOT, 'acp', 'supervisor.ts'),
+  ],
+};
 
 /** The outcome of an agent that exited, once its cgroup is cleared up. */
 export function exitedOutcome(files: RunFiles, cgroupPath: string | null, exitCode: number): RunOutcome {
@@ -195,6 +215,7 @@ export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopR
       workdir: true,
       adapterEntered: true,
       hostId: true,
+      agent: { select: { adapter: true } },
     },
   });
   assertOwningHost(deps, 'run', runId, run.hostId);
@@ -202,8 +223,12 @@ export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopR
   const files = run.ownerToken ? runFiles(runId, run.workdir) : null;
   // a stop that did not pass through the executing worker (it died) is observed here, before any signal
   if (files) markStopObserved(files);
-  const result = await verifiedStop(run, files?.writerLock ?? null, deps.config.TREEWARDEN_STOP_GRACE_MS, () =>
-    ctx.heartbeat(),
+  const result = await verifiedStop(
+    run,
+    files?.writerLock ?? null,
+    deps.config.TREEWARDEN_STOP_GRACE_MS,
+    () => ctx.heartbeat(),
+    firstLayerOf(adapterOf(run.agent.adapter)),
   );
   const outcome = stopOutcomeOf({
     adapterEntered: run.adapterEntered,

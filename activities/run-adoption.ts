@@ -6,6 +6,8 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Deps } from '../runtime/deps';
+import { firstLayerOf } from '../domain/acp-stop';
+import { adapterOf } from '../domain/adapter';
 import { assertOwningHost } from '../processes/host-stops';
 import { runFiles } from '../runs/run-files';
 import type { RunOutcome } from '../runs/runs';
@@ -13,7 +15,7 @@ import { exitedOutcome, markStopsObserved, supervisorTick } from './run-adapter'
 import { superviseAdopted } from './supervised-process';
 
 export async function adoptRun(deps: Deps, runId: string): Promise<RunOutcome> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId } });
+  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, include: { agent: true } });
   assertOwningHost(deps, 'run', runId, run.hostId);
   const { processGroupId: pid, processStartTime: startTime, ownerToken } = run;
   if (!run.adapterEntered || pid === null || startTime === null || ownerToken === null)
@@ -32,6 +34,7 @@ export async function adoptRun(deps: Deps, runId: string): Promise<RunOutcome> {
     stopGraceMs: deps.config.TREEWARDEN_STOP_GRACE_MS,
     tick: supervisorTick(deps, run, files),
     exitFile: files.exitStatus,
+    firstLayer: firstLayerOf(adapterOf(run.agent.adapter)),
   });
   deps.log.info({ runId, exitCode }, 'the adopted agent exited');
   return exitedOutcome(files, run.cgroupPath, exitCode);

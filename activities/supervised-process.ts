@@ -27,7 +27,9 @@ import {
   processStartTime,
   recordedGroup,
   signalAll,
+  signalFirstLayer,
 } from '../processes/process-table';
+import type { FirstLayer } from '../domain/acp-stop';
 
 const HEARTBEAT_EVERY_MS = 1_000;
 /** how often an adopted agent, whose exit no event reports, is looked for in its cgroup or /proc */
@@ -48,6 +50,8 @@ export interface Supervision {
    * the command is stopped then, as a stop would.
    */
   exitFile: string | null;
+  /** an `acp` run's supervisor: a stop signals it alone, and it ends its agent itself (domain/acp-stop.ts) */
+  firstLayer?: FirstLayer | null;
 }
 
 export interface SupervisedCommand extends Supervision {
@@ -188,7 +192,9 @@ async function supervise(
       letGo((reason as CancelledFailure).message);
       return;
     }
-    signalAll(owned(), [recordedGroup(owner)], 'SIGTERM');
+    // the first layer's processes alone when it has some left; the verified stop (stopProcessGroup) does the rest
+    const leads = s.firstLayer ? signalFirstLayer(owner, s.firstLayer) : [];
+    if (leads.length === 0) signalAll(owned(), [recordedGroup(owner)], 'SIGTERM');
     if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
       killAfterGrace = setTimeout(() => {
         ctx.log.warn(

@@ -143,6 +143,8 @@ export const StopResult = named(
       outcomeReason: z.string().optional(),
       detail: z.string().optional(),
       host: z.string().optional(),
+      /** an `acp` run's: its supervisor stopped first and alone (signalled by this stop or already), exited in time */
+      firstLayer: z.object({ signalled: z.number(), exited: z.boolean() }).optional(),
       previous,
     }),
     z.object({

@@ -200,6 +200,17 @@ export interface paths {
                             };
                         } | {
                             /** @enum {string} */
+                            type: "acp";
+                            command: string;
+                            /** @default [] */
+                            args?: string[];
+                            /** @default {} */
+                            env?: {
+                                [key: string]: string;
+                            };
+                            cwd?: string;
+                        } | {
+                            /** @enum {string} */
                             type: "noop";
                         };
                         /** @enum {string} */
@@ -288,6 +299,17 @@ export interface paths {
                                 /** @default [] */
                                 args?: string[];
                             };
+                        } | {
+                            /** @enum {string} */
+                            type: "acp";
+                            command: string;
+                            /** @default [] */
+                            args?: string[];
+                            /** @default {} */
+                            env?: {
+                                [key: string]: string;
+                            };
+                            cwd?: string;
                         } | {
                             /** @enum {string} */
                             type: "noop";
@@ -2655,6 +2677,17 @@ export interface components {
                 };
             } | {
                 /** @enum {string} */
+                type: "acp";
+                command: string;
+                /** @default [] */
+                args: string[];
+                /** @default {} */
+                env: {
+                    [key: string]: string;
+                };
+                cwd?: string;
+            } | {
+                /** @enum {string} */
                 type: "noop";
             };
             createdAt: string;
@@ -2736,6 +2769,10 @@ export interface components {
             outcomeReason?: string;
             detail?: string;
             host?: string;
+            firstLayer?: {
+                signalled: number;
+                exited: boolean;
+            };
             previous?: unknown;
         } | {
             /** @enum {string} */

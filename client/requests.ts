@@ -19,6 +19,7 @@ export type AgentAdapterInput =
       cwd?: string;
       prepare?: { command: string; args?: string[] };
     }
+  | { type: 'acp'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
   | { type: 'noop' };
 
 export interface CreateAgentRequest {

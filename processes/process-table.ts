@@ -4,6 +4,7 @@
  * or sits in the recorded process group. Command lines are shown, never matched, and the supervisor and
  * its ancestors are never candidates, so an inspection can never find itself. Reading /proc spawns nothing.
  */
+import type { FirstLayer } from '../domain/acp-stop';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { ProcessInfo } from '../domain/host-probe';
 import { cgroupMembers, killCgroup } from './cgroups';
@@ -182,9 +183,33 @@ export interface StopResult {
   verdict: 'terminal-clean' | 'stop-partial';
   attempts: StopAttempt[];
   verifiedAt: string;
+  /** an `acp` run's first layer: how many supervisors this stop signalled alone, and whether all had exited in time */
+  firstLayer?: { signalled: number; exited: boolean };
+}
+
+/** Those of `processes` whose environment carries the variable `name`. */
+export function carrying(processes: ProcessInfo[], name: string): ProcessInfo[] {
+  const prefix = `${name}=`;
+  return processes.filter((p) => {
+    try {
+      return readFileSync(`/proc/${p.pid}/environ`, 'utf8')
+        .split('\0')
+        .some((v) => v.startsWith(prefix));
+    } catch {
+      return false; // exited while we looked
+    }
+  });
+}
+
+/** SIGTERM to the first layer's processes alone (not their group: the agent is the supervisor's to end). */
+export function signalFirstLayer(owner: ProcessOwner, first: FirstLayer): ProcessInfo[] {
+  const leads = carrying(ownedProcesses(owner), first.mark);
+  signalAll(leads, [], 'SIGTERM');
+  return leads;
 }
 
 /**
+ * With a first layer, its processes get SIGTERM alone and are waited for (bounded) before anything else is signalled.
  * A stop is clean only when the owner is gone, no descendant lives (in its cgroup, in the group or,
  * having left it by setsid or a double fork, by owner token) and no writer holds the lock: where cgroups
  * exist, an empty cgroup. SIGTERM first and
@@ -195,6 +220,7 @@ export async function verifiedStop(
   lockFile: string | null,
   graceMs: number,
   beat: () => void,
+  first: FirstLayer | null = null,
 ): Promise<StopResult> {
   const attempts: StopAttempt[] = [];
   const survey = (signal: StopAttempt['signal']): StopAttempt => {
@@ -203,13 +229,23 @@ export async function verifiedStop(
     const verdict = survivors.length === 0 && writers === 0 ? 'terminal-clean' : 'stop-partial';
     return { signal, verdict, survivors, writersAlive: writers };
   };
-  const waitUntilGone = async (ms: number) => {
+  const waitUntil = async (ms: number, done: () => boolean) => {
     const deadline = Date.now() + ms;
-    while (Date.now() < deadline && (ownedProcesses(owner).length > 0 || writersAlive(lockFile).length > 0)) {
+    while (Date.now() < deadline && !done()) {
       beat();
       await new Promise((r) => setTimeout(r, 100));
     }
   };
+  const waitUntilGone = (ms: number) =>
+    waitUntil(ms, () => ownedProcesses(owner).length === 0 && writersAlive(lockFile).length === 0);
+  let firstLayer: StopResult['firstLayer'];
+  if (first) {
+    // none left when the worker that ran the command signalled them already, at the stop's start
+    const leads = signalFirstLayer(owner, first);
+    const gone = () => carrying(ownedProcesses(owner), first.mark).length === 0;
+    await waitUntil(first.withinMs, gone);
+    firstLayer = { signalled: leads.length, exited: gone() };
+  }
   signalAll(ownedProcesses(owner), [recordedGroup(owner)], 'SIGTERM');
   await waitUntilGone(graceMs);
   attempts.push(survey('SIGTERM'));
@@ -219,5 +255,6 @@ export async function verifiedStop(
     await waitUntilGone(KILL_SETTLE_MS);
     attempts.push(survey('SIGKILL'));
   }
-  return { verdict: attempts[attempts.length - 1].verdict, attempts, verifiedAt: new Date().toISOString() };
+  const verdict = attempts[attempts.length - 1].verdict;
+  return { verdict, attempts, verifiedAt: new Date().toISOString(), ...(firstLayer ? { firstLayer } : {}) };
 }

@@ -1,0 +1,182 @@
+/**
+ * @module `acp` runs on the real stack (issue 46): an agent that speaks the Agent Client Protocol (the fixture built
+ * on the SDK's agent side, test/fixtures/acp-agent.ts) runs under treewarden's per-run ACP supervisor, in the run's
+ * sandbox and cgroup. A stop has two layers: the supervisor alone gets SIGTERM (it cancels the turn, waits for the
+ * answer and ends its agent), then the verified stop of whatever is left. A pause between tool calls is `preserved`
+ * and its release continues the same session once, in a new run with a new token; a pause with a tool call open is
+ * an unknown outcome, blocked and never replayed.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runFiles } from '../runs/run-files';
+import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+
+type SeededCompany = Awaited<ReturnType<typeof seedCompany>>;
+
+let h: Harness;
+let scratch: string;
+beforeAll(async () => {
+  h = await startHarness();
+  scratch = realpathSync(mkdtempSync(path.join(tmpdir(), 'acp-runs-')));
+});
+afterAll(async () => {
+  await h?.close();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+const root = path.join(__dirname, '..');
+const FIXTURE_ARGS = [
+  '--import',
+  path.join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs'),
+  path.join(root, 'test', 'fixtures', 'acp-agent.ts'),
+];
+
+let workspaces = 0;
+/** An issue assigned to an `acp` agent running the fixture in `mode`, in a workspace of its own. */
+async function acpIssue(c: SeededCompany, mode: string) {
+  const workspace = path.join(scratch, `ws-${++workspaces}`);
+  mkdirSync(workspace);
+  const agent = await c.agent({
+    type: 'acp',
+    command: process.execPath,
+    args: FIXTURE_ARGS,
+    env: { ACP_FIXTURE_MODE: mode, ACP_FIXTURE_THEN: 'work' },
+    cwd: workspace,
+  });
+  const parent = await c.issue({ title: 'acp parent' });
+  const child = await c.issue({ title: 'acp child', parentId: parent.id, assigneeAgentId: agent.id, status: 'todo' });
+  return { workspace, agent, parent, child };
+}
+
+interface JournalLine {
+  kind: string;
+  text?: string;
+  status?: string;
+  acknowledged?: boolean;
+  checkpoint?: boolean;
+}
+const journalOf = (runId: string, workspace: string): JournalLine[] => {
+  const file = runFiles(runId, workspace).journal;
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as JournalLine];
+      } catch {
+        return [];
+      }
+    });
+};
+
+interface FixtureSession {
+  cwd: string;
+  loads: number;
+  prompts: number;
+}
+const fixtureSessions = (workspace: string): Record<string, FixtureSession> =>
+  JSON.parse(readFileSync(path.join(workspace, '.acp-fixture-sessions.json'), 'utf8'));
+
+async function wake(c: SeededCompany, issueId: string): Promise<string> {
+  const r = await h.request('POST', `/api/issues/${issueId}/wake`, c.token, {});
+  expect(r.status).toBe(202);
+  return r.body.runId as string;
+}
+
+const settled = (runId: string) =>
+  eventually(
+    `run ${runId} settled`,
+    async () => {
+      const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
+      return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
+    },
+    90_000,
+  );
+
+const waitingForCancel = (runId: string, workspace: string) =>
+  eventually('the agent waits mid-turn for a cancel', async () =>
+    journalOf(runId, workspace).some((l) => l.kind === 'agent_message_chunk' && l.text === 'waiting for cancel'),
+  );
+
+async function pause(c: SeededCompany, issueId: string): Promise<string> {
+  const r = await h.request('POST', `/api/issues/${issueId}/tree-holds`, c.token, { mode: 'pause' });
+  expect(r.status).toBe(201);
+  return r.body.id as string;
+}
+
+test('an acp run: the supervisor runs the agent through one turn, journaled, and the run succeeds', async () => {
+  const c = await seedCompany(h);
+  const { workspace, child } = await acpIssue(c, 'work');
+  const runId = await wake(c, child.id);
+  expect(await settled(runId)).toMatchObject({ status: 'succeeded', exitCode: 0 });
+  expect(readFileSync(path.join(workspace, 'hello.txt'), 'utf8')).toContain('hello');
+  const statuses = journalOf(runId, workspace)
+    .filter((l) => l.kind === 'tool_call' || l.kind === 'tool_call_update')
+    .map((l) => l.status);
+  expect(statuses).toEqual(expect.arrayContaining(['pending', 'completed']));
+  const sessions = Object.values(fixtureSessions(workspace));
+  expect(sessions).toEqual([{ cwd: workspace, loads: 0, prompts: 1 }]);
+});
+
+test('a pause between tool calls: the supervisor is stopped first, the stop is preserved, and the release continues the same session once with a new token', async () => {
+  const c = await seedCompany(h);
+  const { workspace, parent, child } = await acpIssue(c, 'block-clean');
+  const runId = await wake(c, child.id);
+  await waitingForCancel(runId, workspace);
+  const holdId = await pause(c, parent.id);
+  expect(await settled(runId)).toMatchObject({ status: 'cancelled', stopKind: 'operator_hold' });
+  const stopped = (await h.request('GET', `/api/runs/${runId}`, c.token)).body;
+  expect(stopped).toMatchObject({
+    stopOutcome: 'preserved',
+    stopResult: {
+      verdict: 'terminal-clean',
+      outcome: 'preserved',
+      firstLayer: { exited: true },
+      checkpoint: { resumable: true, session: { acp: { cwd: workspace } } },
+    },
+  });
+  // the cancel reached the agent through the protocol, and it answered before it was ended
+  expect(journalOf(runId, workspace).find((l) => l.kind === 'stop')).toMatchObject({
+    acknowledged: true,
+    checkpoint: true,
+  });
+  const [sessionId] = Object.keys(fixtureSessions(workspace));
+
+  const released = await h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {});
+  expect(released.status).toBe(200);
+  expect(released.body.resumed).toEqual([{ issueId: child.id, runId: expect.any(String) }]);
+  const resumedId: string = released.body.resumed[0].runId;
+  expect(resumedId).not.toBe(runId);
+  expect(await settled(resumedId)).toMatchObject({ status: 'succeeded', exitCode: 0 });
+  // the same session, loaded once and prompted a second time: no fresh session
+  expect(fixtureSessions(workspace)).toEqual({ [sessionId]: { cwd: workspace, loads: 1, prompts: 2 } });
+  // a new run token, distinct from the interrupted run's
+  const tokens = await h.services.db.apiToken.findMany({ where: { runId: { in: [runId, resumedId] } } });
+  expect(tokens.map((t) => t.runId).sort()).toEqual([runId, resumedId].sort());
+  expect(new Set(tokens.map((t) => t.tokenHash)).size).toBe(2);
+  expect((await h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {})).status).toBe(
+    409,
+  );
+});
+
+test('a pause with a tool call open: an unknown outcome, blocked, never replayed', async () => {
+  const c = await seedCompany(h);
+  const { workspace, parent, child } = await acpIssue(c, 'block-open');
+  const runId = await wake(c, child.id);
+  await waitingForCancel(runId, workspace);
+  const holdId = await pause(c, parent.id);
+  expect(await settled(runId)).toMatchObject({ status: 'cancelled' });
+  const stopped = (await h.request('GET', `/api/runs/${runId}`, c.token)).body;
+  expect(stopped.stopResult).toMatchObject({ verdict: 'terminal-clean', firstLayer: { exited: true } });
+  expect(stopped.stopOutcome).not.toBe('preserved');
+  expect(journalOf(runId, workspace).find((l) => l.kind === 'stop')).toMatchObject({
+    acknowledged: true,
+    checkpoint: false,
+  });
+  expect(stopped.executionBlocker).toMatchObject({ cause: 'stopped_mid_turn_unknown_outcome' });
+  const released = await h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {});
+  expect(released.body).toMatchObject({ resumed: [], skipped: [{ issueId: child.id, reason: 'execution_blocker' }] });
+  expect(Object.values(fixtureSessions(workspace))).toEqual([{ cwd: workspace, loads: 0, prompts: 1 }]);
+});
