@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { ACP_SUPERVISOR_DEFAULTS, ACP_SUPERVISOR_MARK } from '../domain/acp-stop';
+import type { LedgerAccess } from './ledger';
 import type { UnlocatedPolicy } from './permission';
 
 export interface SupervisorConfig {
@@ -27,6 +28,8 @@ export interface SupervisorConfig {
   /** the bound on `initialize` and the session's creation or load */
   startTimeoutMs: number;
   unlocated: UnlocatedPolicy;
+  /** the session ledger (acp/ledger.ts): the run's API and token; null when run by hand without them */
+  ledger: LedgerAccess | null;
 }
 
 export const USAGE = 'usage: treewarden-acp [--] <agent command> [args...]';
@@ -92,8 +95,16 @@ export function supervisorConfig(
       agentGraceMs: agentGraceMs as number,
       startTimeoutMs: startTimeoutMs as number,
       unlocated,
+      ledger: ledgerOf(env),
     },
   };
+}
+
+function ledgerOf(env: Env): LedgerAccess | null {
+  const apiUrl = nonEmpty(env.TREEWARDEN_API_URL);
+  const runToken = nonEmpty(env.TREEWARDEN_RUN_TOKEN);
+  const runId = nonEmpty(env.TREEWARDEN_RUN_ID);
+  return apiUrl && runToken && runId ? { apiUrl, runToken, runId } : null;
 }
 
 /** The agent's environment: the supervisor's, without what only the supervisor uses. */

@@ -13,12 +13,14 @@ import { describeExit, startAgent, within, type AgentChild } from './agent-child
 import { newClientState, supervisorClient } from './client';
 import { agentEnvironment, type SupervisorConfig } from './config';
 import { Journal, readWake, writeFileAtomic } from './files';
+import { claimOrRefuse } from './ledger';
 import { buildPrompt } from './prompt';
 import {
   checkpointFor,
   fallbackAfterFailedLoad,
   planSession,
   previousSessionOf,
+  sessionCapabilitiesOf,
   sessionRecord,
   type AcpSessionRef,
   type Fallback,
@@ -28,7 +30,14 @@ import {
 import { stopVerdict, type SupervisorPhase, type TurnAnswer } from './stop-rules';
 
 /** The supervisor's exit codes: 0 only for a turn that ended with `end_turn`. */
-export const EXIT = { endTurn: 0, usage: 2, otherStopReason: 3, agentFailed: 4, stopped: 143 } as const;
+export const EXIT = {
+  endTurn: 0,
+  usage: 2,
+  otherStopReason: 3,
+  agentFailed: 4,
+  sessionInUse: 5,
+  stopped: 143,
+} as const;
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -109,17 +118,13 @@ export class RunSupervisor {
       throw new StepFailed(
         `the agent speaks ACP protocol version ${version}; this supervisor speaks ${PROTOCOL_VERSION}`,
       );
-    const caps = {
-      loadSession: init.agentCapabilities?.loadSession === true,
-      resume: Boolean(init.agentCapabilities?.sessionCapabilities?.resume),
-    };
+    const caps = sessionCapabilitiesOf(init);
     const agentInfo = init.agentInfo ? `${init.agentInfo.name} ${init.agentInfo.version}` : 'unnamed';
     this.journal.write({ kind: 'initialized', agent: agentInfo, ...caps });
     const wake = readWake(this.cfg.contextFile, this.cfg.capsuleFile);
     for (const problem of wake.problems) this.journal.write({ kind: 'run_file_problem', text: problem });
     const current = { cwd: this.cfg.workspace, command: this.cfg.command, host: hostname() };
-    const plan = planSession(previousSessionOf(wake.contextValue), current, caps);
-    const opened = await this.openSession(plan);
+    const opened = await this.openSession(planSession(previousSessionOf(wake.contextValue), current, caps));
     this.ref = { sessionId: opened.sessionId, ...current };
     // recorded before the first prompt: a session this run may have changed is never unknown
     const record = sessionRecord(this.ref, opened.origin, opened.fallback, this.cfg.runId, new Date());
@@ -131,6 +136,9 @@ export class RunSupervisor {
       ...(opened.origin === 'loaded' ? { replayed: this.state.replayed } : {}),
     });
     this.phase = 'ready';
+    const claimed = { sessionId: opened.sessionId, ...current, origin: opened.origin };
+    if (this.cfg.ledger && !(await claimOrRefuse(this.cfg.ledger, claimed, this.journal, (t) => this.say(t))))
+      return EXIT.sessionInUse;
     if (this.stopping) return EXIT.stopped; // never prompt once a stop is in
     const blocks = buildPrompt({
       issueId: this.cfg.issueId,

@@ -3,6 +3,7 @@
  * checkpoint a clean stop leaves. A session is bound to the workspace and the agent's command line (and the host
  * when known): one recorded for another is never loaded; the run falls back, once, to a new session and says why.
  */
+import type { InitializeResponse } from '@agentclientprotocol/sdk';
 import type { Checkpoint } from '../domain/checkpoint';
 
 /** How a session is named in a checkpoint (`session.acp`) and bound. */
@@ -77,6 +78,12 @@ export interface AgentSessionCapabilities {
   loadSession: boolean;
   resume: boolean;
 }
+
+/** What the agent's `initialize` answer advertises for continuing a session. */
+export const sessionCapabilitiesOf = (init: InitializeResponse): AgentSessionCapabilities => ({
+  loadSession: init.agentCapabilities?.loadSession === true,
+  resume: Boolean(init.agentCapabilities?.sessionCapabilities?.resume),
+});
 
 export type SessionPlan =
   | { method: 'session/new'; fallback: Fallback | null }

@@ -1,4 +1,5 @@
 /** Response shapes of run supervision: stops, inspection, background jobs, gate evidence and lost hosts. */
+import { ACP_SESSION_ORIGINS } from '../domain/acp-session';
 import { z } from 'zod';
 import { RUN_STATUSES } from '../domain/statuses';
 import { ExecutionBlocker, named, Run, StopResult, timestamp, uuid, Verdict } from './schemas';
@@ -72,7 +73,12 @@ export const WorkStopResult = named(
 );
 // keeps the inspection's run its supervision columns (the owner token stays hidden)
 // the row itself: its company-cap wait is the raw column
-const InspectedRun = Run.omit({ stopOutcome: true, executionBlocker: true, waitingForCompanyCapSince: true }).extend({
+const InspectedRun = Run.omit({
+  stopOutcome: true,
+  executionBlocker: true,
+  waitingForCompanyCapSince: true,
+  acpSession: true,
+}).extend({
   wakeRequestId: uuid.nullable(),
   companyCapQueuedAt: timestamp.nullable(),
   adapterEntered: z.boolean(),
@@ -91,6 +97,8 @@ const InspectedRun = Run.omit({ stopOutcome: true, executionBlocker: true, waiti
   silentDecision: z.string().nullable(),
   silentDecisionUntil: timestamp.nullable(),
   endReason: z.string().nullable(),
+  acpSessionId: z.string().nullable(),
+  acpSessionOrigin: z.string().nullable(),
 });
 const Finding = z.object({
   id: uuid,
@@ -158,6 +166,16 @@ export const SilenceDecision = z.object({
   decision: z.string().nullable(),
   until: timestamp.nullable(),
 });
+export const AcpSessionClaimed = named(
+  'AcpSessionClaimed',
+  z.object({
+    sessionId: z.string(),
+    runId: uuid,
+    origin: z.enum(ACP_SESSION_ORIGINS),
+    claims: z.number().meta({ description: 'how many runs have claimed the session, this one included' }),
+    claimedAt: timestamp,
+  }),
+);
 export const LostHost = named(
   'LostHost',
   z.object({ hostId: z.string(), declaredAt: timestamp, settledRuns: z.number(), settledJobs: z.number() }),

@@ -192,6 +192,10 @@ export const Run = named(
       description:
         'queued since then because its company is at its cap on running runs (TREEWARDEN_COMPANY_MAX_RUNNING_RUNS)',
     }),
+    acpSession: z
+      .object({ sessionId: z.string(), origin: z.string().nullable() })
+      .nullable()
+      .meta({ description: "an acp run's ACP session, claimed by its supervisor before its first prompt" }),
   }),
 );
 

@@ -137,6 +137,7 @@ function buildProgram(): Command {
             ]
           : []),
         ...(view.supersededBy ? [`  superseded by run ${view.supersededBy.run.id}`] : []),
+        ...(view.run?.acpSessionId ? [`  ACP session ${view.run.acpSessionId} (${view.run.acpSessionOrigin})`] : []),
       ].join('\n'),
     );
   });

@@ -46,6 +46,7 @@ export type RequestTypesMatchTheDocument = [
   Assert<Same<C.StartJobRequest, Body<'/api/runs/{id}/jobs', 'post'>>>,
   Assert<Same<C.EvidenceRequest, Body<'/api/runs/{id}/evidence', 'post'>>>,
   Assert<Same<C.SilenceDecisionRequest, Body<'/api/runs/{id}/silence', 'post'>>>,
+  Assert<Same<C.AcpSessionClaimRequest, Body<'/api/runs/{id}/acp-session', 'put'>>>,
   Assert<Same<C.ResolveBlockerRequest, Body<'/api/execution-blockers/{id}/resolve', 'post'>>>,
   Assert<Same<C.TreeQuery, Query<'/api/issues/{id}/tree'>>>,
   Assert<Same<C.ActivityQuery, Query<'/api/issues/{id}/activity'>>>,

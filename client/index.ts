@@ -27,6 +27,7 @@ import type {
   ResumeTreeResult,
   Run,
   SilenceDecision,
+  AcpSessionClaimed,
   TreeHold,
   TreeHoldWithMembers,
   TreeNode,
@@ -94,6 +95,9 @@ export function createTreewardenClient(options: TreewardenClientOptions) {
     acknowledgeRun: (runId: string) => call<AcknowledgedRun>('POST', path`/api/runs/${runId}/ack`),
     decideSilence: (runId: string, body: Req.SilenceDecisionRequest) =>
       call<SilenceDecision>('POST', path`/api/runs/${runId}/silence`, body),
+    /** with the run's own token: what an acp run's supervisor does before its first prompt (409 while in use) */
+    claimAcpSession: (runId: string, body: Req.AcpSessionClaimRequest) =>
+      call<AcpSessionClaimed>('PUT', path`/api/runs/${runId}/acp-session`, body),
 
     /** `null` when the issue has no active watchdog */
     getWatchdog: (issueId: string) => call<Watchdog | null>('GET', path`/api/issues/${issueId}/watchdog`),

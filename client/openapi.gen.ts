@@ -2009,6 +2009,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/acp-session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** An acp run's supervisor claims its ACP session before the first prompt (409 while another live run uses it) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        sessionId: string;
+                        cwd: string;
+                        command: string[];
+                        host: string;
+                        /** @enum {string} */
+                        origin: "new" | "loaded" | "resumed";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AcpSessionClaimed"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/issues/{id}/execution-blockers": {
         parameters: {
             query?: never;
@@ -2823,6 +2890,10 @@ export interface components {
             /** @enum {string|null} */
             endReason: "context_overflow" | null;
             waitingForCompanyCapSince: string | null;
+            acpSession: {
+                sessionId: string;
+                origin: string | null;
+            } | null;
         };
         Wake: {
             id: string;
@@ -3115,6 +3186,8 @@ export interface components {
                 stateVersion: number;
                 silentDecision: string | null;
                 silentDecisionUntil: string | null;
+                acpSessionId: string | null;
+                acpSessionOrigin: string | null;
             };
             jobs?: {
                 id: string;
@@ -3190,6 +3263,14 @@ export interface components {
                 details: unknown;
                 createdAt: string;
             }[];
+        };
+        AcpSessionClaimed: {
+            sessionId: string;
+            runId: string;
+            /** @enum {string} */
+            origin: "new" | "loaded" | "resumed";
+            claims: number;
+            claimedAt: string;
         };
         LostHost: {
             hostId: string;

@@ -121,6 +121,15 @@ export interface SilenceDecisionRequest {
   minutes?: number;
 }
 
+/** `PUT /api/runs/:id/acp-session`: what an acp run's supervisor sends with its run token (acp/ledger.ts) */
+export interface AcpSessionClaimRequest {
+  sessionId: string;
+  cwd: string;
+  command: string[];
+  host: string;
+  origin: 'new' | 'loaded' | 'resumed';
+}
+
 export interface CreateInteractionRequest {
   kind: string;
   audience?: InteractionAudience;

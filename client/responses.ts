@@ -47,6 +47,7 @@ export type BackgroundJob = Schemas['BackgroundJob'];
 export type GateEvidence = Schemas['GateEvidence'];
 export type AcknowledgedRun = JsonAnswer<'/api/runs/{id}/ack', 'post'>;
 export type SilenceDecision = JsonAnswer<'/api/runs/{id}/silence', 'post'>;
+export type AcpSessionClaimed = Schemas['AcpSessionClaimed'];
 /** `POST /api/hosts/:hostId/lost` */
 export type LostHost = Schemas['LostHost'];
 

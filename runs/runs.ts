@@ -184,6 +184,8 @@ type RunRow = Pick<
   | 'supersededByRunId'
   | 'endReason'
   | 'companyCapQueuedAt'
+  | 'acpSessionId'
+  | 'acpSessionOrigin'
 >;
 
 /** A run as the API shows it (its owner token and supervision internals stay inside). */
@@ -216,6 +218,8 @@ export const presentRun = (r: RunRow, executionBlocker: PresentedBlocker | null 
   endReason: r.endReason,
   // queued behind its company's cap on running runs since then (TREEWARDEN_COMPANY_MAX_RUNNING_RUNS), or null
   waitingForCompanyCapSince: r.status === 'queued' ? r.companyCapQueuedAt : null,
+  // an acp run's session, as its supervisor claimed it (the ledger: runs/acp-sessions.ts)
+  acpSession: r.acpSessionId === null ? null : { sessionId: r.acpSessionId, origin: r.acpSessionOrigin },
 });
 
 /** An issue's runs, oldest first, each with the blocker its stop created. */

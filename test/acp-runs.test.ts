@@ -6,6 +6,7 @@
  * and its release continues the same session once, in a new run with a new token; a pause with a tool call open is
  * an unknown outcome, blocked and never replayed.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,14 +35,14 @@ const FIXTURE_ARGS = [
 
 let workspaces = 0;
 /** An issue assigned to an `acp` agent running the fixture in `mode`, in a workspace of its own. */
-async function acpIssue(c: SeededCompany, mode: string) {
+async function acpIssue(c: SeededCompany, mode: string, env: Record<string, string> = {}) {
   const workspace = path.join(scratch, `ws-${++workspaces}`);
   mkdirSync(workspace);
   const agent = await c.agent({
     type: 'acp',
     command: process.execPath,
     args: FIXTURE_ARGS,
-    env: { ACP_FIXTURE_MODE: mode, ACP_FIXTURE_THEN: 'work' },
+    env: { ACP_FIXTURE_MODE: mode, ACP_FIXTURE_THEN: 'work', ...env },
     cwd: workspace,
   });
   const parent = await c.issue({ title: 'acp parent' });
@@ -51,6 +52,7 @@ async function acpIssue(c: SeededCompany, mode: string) {
 
 interface JournalLine {
   kind: string;
+  answer?: string;
   text?: string;
   status?: string;
   acknowledged?: boolean;
@@ -116,9 +118,41 @@ test('an acp run: the supervisor runs the agent through one turn, journaled, and
     .filter((l) => l.kind === 'tool_call' || l.kind === 'tool_call_update')
     .map((l) => l.status);
   expect(statuses).toEqual(expect.arrayContaining(['pending', 'completed']));
-  const sessions = Object.values(fixtureSessions(workspace));
-  expect(sessions).toEqual([{ cwd: workspace, loads: 0, prompts: 1 }]);
+  const [[sessionId, session]] = Object.entries(fixtureSessions(workspace));
+  expect(session).toEqual({ cwd: workspace, loads: 0, prompts: 1 });
+  // claimed in the ledger before the prompt, and shown on the run
+  const journal = journalOf(runId, workspace);
+  const claimAt = journal.findIndex((l) => l.kind === 'session_claim' && l.answer === 'claimed');
+  expect(claimAt).toBeGreaterThan(-1);
+  expect(claimAt).toBeLessThan(journal.findIndex((l) => l.kind === 'turn_end'));
+  expect((await h.request('GET', `/api/runs/${runId}`, c.token)).body.acpSession).toEqual({ sessionId, origin: 'new' });
+  expect(await consoleRunPage(c.token, runId)).toContain(`<td class="mono" id="acp-session">${sessionId} (new)</td>`);
+  expect(await cliInspect(c.token, runId)).toContain(`ACP session ${sessionId} (new)`);
 });
+
+/** `treewarden inspect <runId>` as an operator runs it */
+function cliInspect(token: string, runId: string): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(
+      process.execPath,
+      ['node_modules/.bin/tsx', 'cli/index.ts', 'inspect', runId],
+      { cwd: root, env: { ...process.env, TREEWARDEN_API_URL: h.apiUrl, TREEWARDEN_TOKEN: token }, timeout: 60_000 },
+      (error, stdout, stderr) => (error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve(stdout)),
+    ),
+  );
+}
+
+/** The console's run page as a signed-in person gets it (sign-in form, then the page with its session cookie). */
+async function consoleRunPage(boardToken: string, runId: string): Promise<string> {
+  const signIn = await fetch(`${h.apiUrl}/ui/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: boardToken }).toString(),
+    redirect: 'manual',
+  });
+  const cookie = signIn.headers.get('set-cookie')!.split(';')[0];
+  return (await fetch(`${h.apiUrl}/ui/runs/${runId}?fragment=1`, { headers: { cookie } })).text();
+}
 
 test('a pause between tool calls: the supervisor is stopped first, the stop is preserved, and the release continues the same session once with a new token', async () => {
   const c = await seedCompany(h);
@@ -152,6 +186,13 @@ test('a pause between tool calls: the supervisor is stopped first, the stop is p
   expect(await settled(resumedId)).toMatchObject({ status: 'succeeded', exitCode: 0 });
   // the same session, loaded once and prompted a second time: no fresh session
   expect(fixtureSessions(workspace)).toEqual({ [sessionId]: { cwd: workspace, loads: 1, prompts: 2 } });
+  expect((await h.request('GET', `/api/runs/${resumedId}`, c.token)).body.acpSession).toEqual({
+    sessionId,
+    origin: 'loaded',
+  });
+  expect(await h.services.db.acpSession.findMany({ where: { sessionId } })).toEqual([
+    expect.objectContaining({ runId: resumedId, claims: 2, cwd: workspace }),
+  ]);
   // a new run token, distinct from the interrupted run's
   const tokens = await h.services.db.apiToken.findMany({ where: { runId: { in: [runId, resumedId] } } });
   expect(tokens.map((t) => t.runId).sort()).toEqual([runId, resumedId].sort());
@@ -179,4 +220,45 @@ test('a pause with a tool call open: an unknown outcome, blocked, never replayed
   const released = await h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {});
   expect(released.body).toMatchObject({ resumed: [], skipped: [{ issueId: child.id, reason: 'execution_blocker' }] });
   expect(Object.values(fixtureSessions(workspace))).toEqual([{ cwd: workspace, loads: 0, prompts: 1 }]);
+});
+
+test('the session ledger: a run cannot claim a session another live run drives, nor claim for another run; once that run ends it may', async () => {
+  const c = await seedCompany(h);
+  const { workspace, agent, child: first } = await acpIssue(c, 'block-clean', { ACP_FIXTURE_KEEP_TOKEN: '1' });
+  const second = await c.issue({ title: 'second', assigneeAgentId: agent.id, status: 'todo' });
+  const firstRun = await wake(c, first.id);
+  await waitingForCancel(firstRun, workspace);
+  const secondRun = await wake(c, second.id);
+  await waitingForCancel(secondRun, workspace);
+  const sessionOf = async (runId: string) =>
+    (await h.request('GET', `/api/runs/${runId}`, c.token)).body.acpSession.sessionId as string;
+  const [firstSession, secondSession] = [await sessionOf(firstRun), await sessionOf(secondRun)];
+  const secondToken = readFileSync(path.join(workspace, `.acp-fixture-token-${secondSession}`), 'utf8');
+  const claim = (runId: string, sessionId: string, body: object = {}) =>
+    h.request('PUT', `/api/runs/${runId}/acp-session`, secondToken, {
+      sessionId,
+      cwd: workspace,
+      command: [process.execPath],
+      host: 'h',
+      origin: 'loaded',
+      ...body,
+    });
+
+  const refused = await claim(secondRun, firstSession);
+  expect([refused.status, refused.body.error.details]).toEqual([409, { reason: 'session_in_use', runId: firstRun }]);
+  expect((await claim(firstRun, firstSession)).status).toBe(403); // another run's claim is not this token's to make
+  const bad = await claim(secondRun, firstSession, { origin: 'borrowed', command: [] });
+  expect(bad.status).toBe(400);
+  expect(bad.body.error.message).toMatch(/origin|command/);
+  expect((await h.services.db.run.findUniqueOrThrow({ where: { id: secondRun } })).acpSessionId).toBe(secondSession);
+
+  expect((await h.request('POST', `/api/work/${firstRun}/stop`, c.token, {})).status).toBeLessThan(300);
+  await settled(firstRun);
+  const taken = await claim(secondRun, firstSession);
+  expect([taken.status, taken.body]).toEqual([
+    200,
+    { sessionId: firstSession, runId: secondRun, origin: 'loaded', claims: 2, claimedAt: expect.any(String) },
+  ]);
+  expect((await h.request('POST', `/api/work/${secondRun}/stop`, c.token, {})).status).toBeLessThan(300);
+  await settled(secondRun);
 });

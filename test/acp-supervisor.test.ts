@@ -5,6 +5,8 @@
  * Each test waits for events (a journal line, the supervisor's exit), never for a fixed time.
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   existsSync,
   mkdirSync,
@@ -50,9 +52,41 @@ const scratch = mkdtempSync(path.join(tmpdir(), 'acp-supervisor-'));
 const live = new Set<number>();
 let runs = 0;
 
-afterAll(() => {
+/**
+ * The session ledger as treewarden's API serves it (`PUT /api/runs/:id/acp-session`), on loopback: it records each
+ * claim with its token and answers 200, or 409 `session_in_use` for a session listed in `inUse`.
+ */
+const ledger = {
+  url: '',
+  claims: [] as { runId: string; token: string | undefined; body: Record<string, unknown> }[],
+  inUse: new Set<string>(),
+};
+const ledgerServer = createServer((request, response) => {
+  let text = '';
+  request.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  request.on('end', () => {
+    const runId = /^\/api\/runs\/([^/]+)\/acp-session$/.exec(request.url ?? '')?.[1];
+    const body = JSON.parse(text || '{}') as Record<string, unknown>;
+    if (request.method !== 'PUT' || !runId) return response.writeHead(404).end();
+    ledger.claims.push({ runId, token: request.headers.authorization, body });
+    const answer = ledger.inUse.has(String(body.sessionId))
+      ? {
+          status: 409,
+          body: { error: { code: 'conflict', details: { reason: 'session_in_use', runId: 'run-other' } } },
+        }
+      : { status: 200, body: { ...body, runId, claims: 1, claimedAt: new Date().toISOString() } };
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+  });
+});
+beforeAll(async () => {
+  await new Promise<void>((resolve) => ledgerServer.listen(0, '127.0.0.1', resolve));
+  ledger.url = `http://127.0.0.1:${(ledgerServer.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
   for (const pid of live) process.kill(pid, 'SIGKILL');
   rmSync(scratch, { recursive: true, force: true });
+  await new Promise((resolve) => ledgerServer.close(resolve));
 });
 
 function newWorkspace(): string {
@@ -82,7 +116,7 @@ function start(o: { workspace?: string; mode?: string; context?: unknown; env?: 
       TREEWARDEN_JOURNAL_FILE: files.journal,
       TREEWARDEN_CHECKPOINT_FILE: files.checkpoint,
       TREEWARDEN_CONTEXT_FILE: files.context,
-      TREEWARDEN_API_URL: 'http://127.0.0.1:9',
+      TREEWARDEN_API_URL: ledger.url,
       TREEWARDEN_RUN_TOKEN: 'twr_not_a_real_token',
       TREEWARDEN_ISSUE_ID: 'issue-7',
       TREEWARDEN_AGENT_ID: 'agent-3',
@@ -169,12 +203,21 @@ test('a prompt turn: end_turn, exit 0, the turn journaled, the file written, the
   expect(prompt.text).toContain('wake reason: manual_wake');
   expect(prompt.text).toContain('context-note-42');
   expect(prompt.text).not.toContain('twr_not_a_real_token');
+  // claimed in the ledger with the run's token before the prompt: the session, its binding, how it was obtained
+  expect(ledger.claims.filter((c) => c.body.sessionId === sessionId)).toEqual([
+    {
+      runId: expect.stringMatching(/^run-/),
+      token: 'Bearer twr_not_a_real_token',
+      body: { sessionId, cwd: run.workspace, command: AGENT, host: hostname(), origin: 'new' },
+    },
+  ]);
 
   expect(readFileSync(path.join(run.workspace, 'hello.txt'), 'utf8')).toBe(`hello from ${sessionId}\n`);
   const lines = journalOf(run);
   expect(lines.map((l) => [l.kind, l.status ?? l.decision ?? l.event ?? l.stopReason ?? null])).toEqual([
     ['initialized', null],
     ['session', 'new'],
+    ['session_claim', null],
     ['plan', null],
     ['agent_message_chunk', null],
     ['tool_call', 'pending'],
@@ -190,6 +233,21 @@ test('a prompt turn: end_turn, exit 0, the turn journaled, the file written, the
   expect(lines.find((l) => l.kind === 'fs')).toMatchObject({ method: 'fs/write_text_file', path: 'hello.txt' });
   expect(lines.at(-1)).toMatchObject({ openToolCalls: [] });
   for (const line of readFileSync(run.journal, 'utf8').split('\n')) expect(line.length).toBeLessThanOrEqual(600);
+  expect(existsSync(run.checkpoint)).toBe(false);
+});
+
+test('a session another live run holds: the supervisor never prompts, and exits 5 naming the holder', async () => {
+  const first = await cleanlyStopped();
+  ledger.inUse.add(first.sessionId);
+  const run = start({ workspace: first.run.workspace, context: { checkpoint: first.checkpoint } });
+  const exit = await run.exited;
+  expect(exit.code).toBe(5);
+  expect(exit.stderr).toContain('in use by live run run-other');
+  expect(ofKind(run, 'session_claim')).toEqual([
+    expect.objectContaining({ sessionId: first.sessionId, answer: 'in_use', byRunId: 'run-other' }),
+  ]);
+  // loaded, but prompted only by the first run
+  expect(fixtureSessions(first.run.workspace)[first.sessionId]).toMatchObject({ loads: 1, prompts: 1 });
   expect(existsSync(run.checkpoint)).toBe(false);
 });
 

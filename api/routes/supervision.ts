@@ -14,9 +14,12 @@ import { inspectWork } from '../../runs/inspect';
 import { createJob } from '../../runs/jobs';
 import { resolveWork, stopWorkVerified } from '../../runs/work';
 import { acknowledgeFailure, decideSilence, recordEvidence } from '../../runs/supervision';
+import { claimAcpSession } from '../../runs/acp-sessions';
+import { ACP_SESSION_ORIGINS } from '../../domain/acp-session';
 import { createOnce } from '../idempotency';
 import type { ZodTypeProvider } from '../openapi';
 import {
+  AcpSessionClaimed,
   AcknowledgedRun,
   BackgroundJob,
   GateEvidence,
@@ -181,4 +184,32 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
       return { id: run.id, silentState: run.silentState, decision: run.silentDecision, until: run.silentDecisionUntil };
     },
   );
+
+  api.put(
+    '/api/runs/:id/acp-session',
+    {
+      schema: {
+        summary:
+          "An acp run's supervisor claims its ACP session before the first prompt (409 while another live run uses it)",
+        params: idParams('id'),
+        body: acpSessionSchema,
+        response: answers({ 200: AcpSessionClaimed }),
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      await permittedRun(deps, request.actor, id, 'run.claim_session');
+      return claimAcpSession(deps, id, request.body);
+    },
+  );
 }
+
+const acpSessionSchema = z
+  .object({
+    sessionId: safeString().trim().min(1).max(512),
+    cwd: safeString().min(1).max(4096),
+    command: z.array(safeString().max(4096)).min(1).max(256),
+    host: safeString().min(1).max(255),
+    origin: z.enum(ACP_SESSION_ORIGINS),
+  })
+  .strict();

@@ -18,7 +18,13 @@ test("the agent command follows --; the session file defaults to the run folder 
       checkpointFile: null,
       ...DEFAULTS,
       unlocated: 'allow',
+      ledger: null, // no API and token: run by hand
     }),
+  });
+  const run = { ...ENV, TREEWARDEN_API_URL: 'http://127.0.0.1:9/', TREEWARDEN_RUN_TOKEN: 'twr_x' };
+  expect(supervisorConfig(['a'], run, '/ws')).toMatchObject({
+    ok: true,
+    config: { ledger: { apiUrl: 'http://127.0.0.1:9/', runToken: 'twr_x', runId: 'r1' } },
   });
   expect(supervisorConfig(['agent'], ENV, '/ws')).toMatchObject({ ok: true, config: { command: ['agent'] } });
 });

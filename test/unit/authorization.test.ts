@@ -60,6 +60,7 @@ const EXPECTED: Record<Action, { run: Reach[]; watchdogRun: Reach[] }> = {
   'run.record_evidence': { run: OWN, watchdogRun: NONE },
   'run.ack': { run: NONE, watchdogRun: NONE },
   'run.silence': { run: NONE, watchdogRun: NONE },
+  'run.claim_session': { run: OWN, watchdogRun: OWN },
 };
 
 /** Fleet-wide actions with no company: the admin's alone. */
