@@ -9,6 +9,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import type { GlobalStackState } from '../testing/reap';
 import { eventually, seedCompany, type Harness } from '../testing/harness';
+import { acpStop } from './acp-stop';
 import { apiLoad } from './api-load';
 import { burst } from './burst';
 import { changeToWake } from './change-to-wake';
@@ -128,7 +129,7 @@ async function main(): Promise<void> {
       );
   };
   // BENCH_SCENARIOS=1,5 runs a subset while profiling one cost; the report and BENCHMARKS.md come from full runs
-  const selected = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5,6,7,8,9').split(',').map((s) => s.trim()));
+  const selected = new Set((process.env.BENCH_SCENARIOS ?? '1,2,3,4,5,6,7,8,9,10').split(',').map((s) => s.trim()));
   const wanted = (n: number) => selected.has(String(n));
   const failures: { scenario: number; error: string }[] = [];
   /**
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
       await scenario(6, () => workerMemory(h, pool, companyId, agentId, trees.length + (wanted(4) ? 1 : 0)));
     });
     await scenario(9, () => fairness(stack.server!.address, stack.server!.namespace));
+    if (wanted(10)) await withWorld({}, (world) => scenario(10, () => acpStop(world.h)));
     await scenario(8, () =>
       apiLoad({ address: stack.server!.address, pid: stack.server!.pid }, stack.info!.pgAdminUrl!),
     );
