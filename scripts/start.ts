@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createTreewardenClient } from '../client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
@@ -218,19 +219,33 @@ async function seedDemo(apiUrl: string, adminToken: string, marker: string) {
     adapter: { type: 'process', command: 'sh', args: ['-c', 'echo "working on $TREEWARDEN_ISSUE_ID"'] },
   });
   const reviewer = await board.createAgent(company.id, { name: 'reviewer', adapter: { type: 'noop' } });
-  const root = await board.createIssue(company.id, {
+  // an ACP agent with no model (examples/acp-demo-agent.ts), in a workspace its continuations share; outside the
+  // data folder, which the sandbox hides from agents
+  const notesWorkspace = join(tmpdir(), 'treewarden-demo-notes');
+  mkdirSync(notesWorkspace, { recursive: true });
+  const notesWriter = await board.createAgent(company.id, {
+    name: 'notes-writer',
+    adapter: {
+      type: 'acp',
+      command: process.execPath,
+      args: ['--import', join(root, 'node_modules/tsx/dist/loader.mjs'), join(root, 'examples/acp-demo-agent.ts')],
+      cwd: notesWorkspace,
+    },
+  });
+  await board.createIssue(company.id, { title: 'Keep the demo notes', assigneeAgentId: notesWriter.id });
+  const rootIssue = await board.createIssue(company.id, {
     title: 'Launch the demo',
     watchdog: { agentId: reviewer.id, instructions: 'Check every leaf has evidence.' },
   });
   const leaf = await board.createIssue(company.id, {
     title: 'Write the announcement',
-    parentId: root.id,
+    parentId: rootIssue.id,
     assigneeAgentId: builder.id,
   });
   await board.wakeIssue(leaf.id, {});
   writeFileSync(
     marker,
-    JSON.stringify({ companyId: company.id, boardToken: company.boardToken, rootIssueId: root.id }, null, 2),
+    JSON.stringify({ companyId: company.id, boardToken: company.boardToken, rootIssueId: rootIssue.id }, null, 2),
     { mode: 0o600 },
   );
   say(`demo company ${company.id} seeded (board token in ${marker})`);

@@ -5,6 +5,7 @@
  * response must be the client's own data, nothing may answer 5xx, and /healthz must answer throughout.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually } from '../testing/harness';
@@ -132,3 +133,57 @@ test('on the same stack, 20 concurrent releases of a hold over a running agent g
   );
   expect(results.map((r) => r.status).sort()).toEqual([200, ...Array(19).fill(409)]);
 });
+
+test("the demo company's ACP agent: paused while it thinks, released, it continues its own session and writes its notes", async () => {
+  const demo = JSON.parse(fs.readFileSync(path.join(stack.dataDir, 'demo.json'), 'utf8')) as {
+    companyId: string;
+    boardToken: string;
+  };
+  const token = demo.boardToken;
+  const agents = (await call('GET', `/api/companies/${demo.companyId}/agents`, token)).body.items as {
+    id: string;
+    name: string;
+    adapter: { type: string; cwd: string };
+  }[];
+  const writer = agents.find((a) => a.name === 'notes-writer')!;
+  expect(writer.adapter.type).toBe('acp');
+  const issues = (await call('GET', `/api/companies/${demo.companyId}/issues`, token)).body.items as {
+    id: string;
+    title: string;
+  }[];
+  const notes = issues.find((i) => i.title === 'Keep the demo notes')!;
+  const runId = (await call('POST', `/api/issues/${notes.id}/wake`, token, {})).body.runId as string;
+  const journal = path.join(os.tmpdir(), 'treewarden-runs', runId, 'journal.log');
+  await eventually(
+    'the demo agent thinks',
+    async () => fs.existsSync(journal) && /thinking for/.test(fs.readFileSync(journal, 'utf8')),
+  );
+  const hold = await call('POST', `/api/issues/${notes.id}/tree-holds`, token, { mode: 'pause' });
+  expect(hold.status).toBe(201);
+  const stopped = await eventually('the stop verified', async () => {
+    const run = (await call('GET', `/api/runs/${runId}`, token)).body;
+    return run.status === 'cancelled' ? run : null;
+  });
+  expect(stopped.stopOutcome).toBe('preserved');
+  // the continuation would think for 20 s like the first turn: a second is enough here (the session is bound to the
+  // workspace and the command line, not to the environment)
+  const quick = { ...writer.adapter, env: { TREEWARDEN_DEMO_THINK_MS: '1000' } };
+  expect((await call('PATCH', `/api/agents/${writer.id}`, token, { adapter: quick })).status).toBe(200);
+  const released = await call('POST', `/api/issues/${notes.id}/tree-holds/${hold.body.id}/release`, token, {});
+  const resumedId = released.body.resumed[0].runId as string;
+  const resumed = await eventually(
+    'the continuation ends',
+    async () => {
+      const run = (await call('GET', `/api/runs/${resumedId}`, token)).body;
+      return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
+    },
+    90_000,
+  );
+  expect(resumed).toMatchObject({
+    status: 'succeeded',
+    acpSession: { sessionId: stopped.acpSession.sessionId, origin: 'loaded' },
+  });
+  expect(fs.readFileSync(path.join(writer.adapter.cwd, 'NOTES.md'), 'utf8')).toContain(
+    `- turn 2 of session ${stopped.acpSession.sessionId}`,
+  );
+}, 180_000);
