@@ -41,7 +41,13 @@ function lockIsStale(lockPath: string): { stale: boolean; holder?: LockInfo } {
   return { stale: false, holder };
 }
 
-export async function withInstallLock<T>(lockPath: string, log: Log, fn: () => Promise<T>): Promise<T> {
+/** `what` names the install in the waiting line (the Temporal CLI by default). */
+export async function withInstallLock<T>(
+  lockPath: string,
+  log: Log,
+  fn: () => Promise<T>,
+  what = 'the temporal CLI',
+): Promise<T> {
   const me: LockInfo = { pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() };
   const waitStart = Date.now();
   let lastWaitLog = 0;
@@ -68,7 +74,7 @@ export async function withInstallLock<T>(lockPath: string, log: Log, fn: () => P
       lastWaitLog = Date.now();
       log(
         `another process (${holder ? `pid ${holder.pid} on ${holder.host}` : 'unknown'}) ` +
-          `is installing the temporal CLI; waiting (${Math.round((Date.now() - waitStart) / 1000)}s)`,
+          `is installing ${what}; waiting (${Math.round((Date.now() - waitStart) / 1000)}s)`,
       );
     }
     await sleep(1000);
