@@ -3,7 +3,7 @@
  * `env` sets them); the run's are those treewarden gives every `process` run. Pure: the caller passes the real cwd.
  */
 import path from 'node:path';
-import { ACP_SUPERVISOR_DEFAULTS, ACP_SUPERVISOR_MARK } from '../domain/acp-stop';
+import { ACP_PRESERVED_EXIT, ACP_SUPERVISOR_DEFAULTS, ACP_SUPERVISOR_MARK } from '../domain/acp-stop';
 import type { LedgerAccess } from './ledger';
 import type { UnlocatedPolicy } from './permission';
 
@@ -31,6 +31,18 @@ export interface SupervisorConfig {
   /** the session ledger (acp/ledger.ts): the run's API and token; null when run by hand without them */
   ledger: LedgerAccess | null;
 }
+
+/** The supervisor's exit codes: 0 only for a turn that ended with `end_turn`. */
+export const EXIT = {
+  endTurn: 0,
+  usage: 2,
+  otherStopReason: 3,
+  agentFailed: 4,
+  sessionInUse: 5,
+  /** stopped at a known point, its checkpoint written: the worker trusts the checkpoint only with this status */
+  stoppedPreserved: ACP_PRESERVED_EXIT,
+  stopped: 143,
+} as const;
 
 export const USAGE = 'usage: treewarden-acp [--] <agent command> [args...]';
 

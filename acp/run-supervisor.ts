@@ -11,7 +11,7 @@ import {
 } from '@agentclientprotocol/sdk';
 import { describeExit, startAgent, within, type AgentChild } from './agent-child';
 import { newClientState, supervisorClient } from './client';
-import { agentEnvironment, type SupervisorConfig } from './config';
+import { agentEnvironment, EXIT, type SupervisorConfig } from './config';
 import { Journal, readWake, writeFileAtomic } from './files';
 import { claimOrRefuse } from './ledger';
 import { buildPrompt } from './prompt';
@@ -28,16 +28,6 @@ import {
   type SessionPlan,
 } from './session-rules';
 import { stopVerdict, type SupervisorPhase, type TurnAnswer } from './stop-rules';
-
-/** The supervisor's exit codes: 0 only for a turn that ended with `end_turn`. */
-export const EXIT = {
-  endTurn: 0,
-  usage: 2,
-  otherStopReason: 3,
-  agentFailed: 4,
-  sessionInUse: 5,
-  stopped: 143,
-} as const;
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -281,7 +271,7 @@ export class RunSupervisor {
       text: verdict.reason,
     });
     this.say(`stopped by ${signal}: ${verdict.reason}; ${checkpoint ? 'checkpoint written' : 'no checkpoint'}`);
-    return EXIT.stopped;
+    return checkpoint ? EXIT.stoppedPreserved : EXIT.stopped;
   }
 
   private writeCheckpoint(ref: AcpSessionRef): boolean {

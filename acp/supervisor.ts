@@ -9,8 +9,8 @@
  */
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { supervisorConfig, type SupervisorConfig } from './config';
-import { EXIT, RunSupervisor } from './run-supervisor';
+import { EXIT, supervisorConfig, type SupervisorConfig } from './config';
+import { RunSupervisor } from './run-supervisor';
 
 /** A file's real path, or its folder's real path and name when it does not exist yet. */
 function realOrPlanned(file: string): string {

@@ -9,7 +9,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { adapterOf, adapterSchema, launchOf, type CommandLine } from '../domain/adapter';
-import { ACP_SUPERVISOR_MARK, firstLayerOf } from '../domain/acp-stop';
+import { ACP_PRESERVED_EXIT, ACP_SUPERVISOR_MARK, firstLayerOf } from '../domain/acp-stop';
+import { parseExitStatus } from '../domain/adoption';
 import { apiUrlOf } from '../domain/config';
 import { runEnvironment } from '../domain/run-env';
 import { readCheckpoint, recordOutcome, stopOutcomeOf, type CheckpointFile } from '../domain/checkpoint';
@@ -223,12 +224,13 @@ export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopR
   const files = run.ownerToken ? runFiles(runId, run.workdir) : null;
   // a stop that did not pass through the executing worker (it died) is observed here, before any signal
   if (files) markStopObserved(files);
+  const firstLayer = firstLayerOf(adapterOf(run.agent.adapter));
   const result = await verifiedStop(
     run,
     files?.writerLock ?? null,
     deps.config.TREEWARDEN_STOP_GRACE_MS,
     () => ctx.heartbeat(),
-    firstLayerOf(adapterOf(run.agent.adapter)),
+    firstLayer,
   );
   const outcome = stopOutcomeOf({
     adapterEntered: run.adapterEntered,
@@ -236,6 +238,9 @@ export async function stopProcessGroup(deps: Deps, runId: string): Promise<StopR
     checkpoint: files
       ? readCheckpoint(checkpointFile(files.checkpoint), modifiedAtMs(files.stopObserved) ?? Number.POSITIVE_INFINITY)
       : { ok: false, problem: 'missing' },
+    // the supervisor's exit status, recorded by the start shell where the agent cannot write
+    supervisorVouched:
+      firstLayer && files ? parseExitStatus(readSmallRunFile(files.exitStatus, 16)) === ACP_PRESERVED_EXIT : null,
   });
   const recorded = { ...result, ...recordOutcome(outcome) };
   if (result.verdict === 'terminal-clean') removeCgroup(run.cgroupPath);

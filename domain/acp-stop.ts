@@ -7,6 +7,13 @@
 
 export const ACP_SUPERVISOR_DEFAULTS = { cancelWaitMs: 10_000, agentGraceMs: 3_000, startTimeoutMs: 120_000 } as const;
 
+/**
+ * The supervisor's exit status for a stop at a known point (its checkpoint written): EX_TEMPFAIL, "try again later".
+ * The start shell records it outside the sandbox, where the agent cannot write, so the agent cannot forge it as it
+ * could the checkpoint file: an `acp` run's stop is `preserved` only with this status (domain/checkpoint.ts).
+ */
+export const ACP_PRESERVED_EXIT = 75;
+
 /** On the supervisor's environment, never its agent's: how a stop finds the supervisor among the run's processes. */
 export const ACP_SUPERVISOR_MARK = 'TREEWARDEN_ACP_SUPERVISOR';
 

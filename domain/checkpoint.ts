@@ -49,17 +49,27 @@ export interface StopOutcomeFacts {
   /** the verdict of the first (SIGTERM) attempt: a SIGKILL escalation is never a clean stop */
   sigtermVerdict: 'terminal-clean' | 'stop-partial';
   checkpoint: CheckpointReading;
+  /**
+   * For an `acp` run, whether its supervisor reported the stop preserved (its exit status, domain/acp-stop.ts): a
+   * checkpoint it did not vouch for was written by someone else (the agent can write the run folder). Null for a
+   * `process` run, whose own checkpoint is its claim.
+   */
+  supervisorVouched?: boolean | null;
 }
+
+/** why a stop's outcome is unknown */
+export type UnknownOutcomeReason = CheckpointProblem | 'stop_partial' | 'not_vouched_by_supervisor';
 
 export type StopOutcomeDecision =
   | { outcome: 'preserved'; checkpoint: Checkpoint }
-  | { outcome: 'unknown_outcome'; reason: CheckpointProblem | 'stop_partial' }
+  | { outcome: 'unknown_outcome'; reason: UnknownOutcomeReason }
   | { outcome: 'before_adapter' };
 
 export function stopOutcomeOf(f: StopOutcomeFacts): StopOutcomeDecision {
   if (!f.adapterEntered) return { outcome: 'before_adapter' };
   if (f.sigtermVerdict !== 'terminal-clean') return { outcome: 'unknown_outcome', reason: 'stop_partial' };
   if (!f.checkpoint.ok) return { outcome: 'unknown_outcome', reason: f.checkpoint.problem };
+  if (f.supervisorVouched === false) return { outcome: 'unknown_outcome', reason: 'not_vouched_by_supervisor' };
   return { outcome: 'preserved', checkpoint: f.checkpoint.checkpoint };
 }
 
@@ -69,7 +79,7 @@ export interface RecordedOutcome {
   /** the parsed checkpoint, when preserved */
   checkpoint?: Checkpoint;
   /** why the outcome is unknown */
-  outcomeReason?: CheckpointProblem | 'stop_partial';
+  outcomeReason?: UnknownOutcomeReason;
 }
 
 export function recordOutcome(d: StopOutcomeDecision): RecordedOutcome {

@@ -222,6 +222,28 @@ test('a pause with a tool call open: an unknown outcome, blocked, never replayed
   expect(Object.values(fixtureSessions(workspace))).toEqual([{ cwd: workspace, loads: 0, prompts: 1 }]);
 });
 
+test('a hostile agent that writes a checkpoint of its own on the cancel: the supervisor did not vouch for it, so the outcome is unknown', async () => {
+  const c = await seedCompany(h);
+  const { workspace, parent, child } = await acpIssue(c, 'forge-checkpoint');
+  const runId = await wake(c, child.id);
+  await waitingForCancel(runId, workspace);
+  const holdId = await pause(c, parent.id);
+  expect(await settled(runId)).toMatchObject({ status: 'cancelled' });
+  // the forged file is there, newer than the stop, and well-formed: only the supervisor's status tells it apart
+  expect(JSON.parse(readFileSync(runFiles(runId, workspace).checkpoint, 'utf8'))).toEqual({
+    resumable: true,
+    session: { forged: true },
+  });
+  const stopped = (await h.request('GET', `/api/runs/${runId}`, c.token)).body;
+  expect(stopped).toMatchObject({
+    stopOutcome: 'unknown_outcome',
+    stopResult: { verdict: 'terminal-clean', outcomeReason: 'not_vouched_by_supervisor' },
+    executionBlocker: { cause: 'stopped_mid_turn_unknown_outcome' },
+  });
+  const released = await h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {});
+  expect(released.body).toMatchObject({ resumed: [], skipped: [{ issueId: child.id, reason: 'execution_blocker' }] });
+});
+
 test('the session ledger: a run cannot claim a session another live run drives, nor claim for another run; once that run ends it may', async () => {
   const c = await seedCompany(h);
   const { workspace, agent, child: first } = await acpIssue(c, 'block-clean', { ACP_FIXTURE_KEEP_TOKEN: '1' });

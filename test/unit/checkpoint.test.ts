@@ -64,6 +64,16 @@ test.each([
     { outcome: 'unknown_outcome', reason: 'missing' },
   ],
   [
+    "an acp run's good checkpoint its supervisor vouched for (exit 75) → preserved",
+    { adapterEntered: true, sigtermVerdict: 'terminal-clean' as const, checkpoint: GOOD, supervisorVouched: true },
+    { outcome: 'preserved', checkpoint: { resumable: true, session: 's-1' } },
+  ],
+  [
+    "an acp run's good checkpoint its supervisor did not vouch for (the agent wrote it) → unknown",
+    { adapterEntered: true, sigtermVerdict: 'terminal-clean' as const, checkpoint: GOOD, supervisorVouched: false },
+    { outcome: 'unknown_outcome', reason: 'not_vouched_by_supervisor' },
+  ],
+  [
     'stopped before the adapter → before_adapter',
     { adapterEntered: false, sigtermVerdict: 'stop-partial' as const, checkpoint: GOOD },
     { outcome: 'before_adapter' },
