@@ -102,6 +102,15 @@ const waitingForCancel = (runId: string, workspace: string) =>
     journalOf(runId, workspace).some((l) => l.kind === 'agent_message_chunk' && l.text === 'waiting for cancel'),
   );
 
+/** A fixture agent in `mode`, woken and paused (its parent's subtree) while it waits mid-turn. */
+async function pausedMidTurn(mode: string) {
+  const c = await seedCompany(h);
+  const { workspace, parent, child } = await acpIssue(c, mode);
+  const runId = await wake(c, child.id);
+  await waitingForCancel(runId, workspace);
+  return { c, workspace, parent, child, runId, holdId: await pause(c, parent.id) };
+}
+
 async function pause(c: SeededCompany, issueId: string): Promise<string> {
   const r = await h.request('POST', `/api/issues/${issueId}/tree-holds`, c.token, { mode: 'pause' });
   expect(r.status).toBe(201);
@@ -155,11 +164,7 @@ async function consoleRunPage(boardToken: string, runId: string): Promise<string
 }
 
 test('a pause between tool calls: the supervisor is stopped first, the stop is preserved, and the release continues the same session once with a new token', async () => {
-  const c = await seedCompany(h);
-  const { workspace, parent, child } = await acpIssue(c, 'block-clean');
-  const runId = await wake(c, child.id);
-  await waitingForCancel(runId, workspace);
-  const holdId = await pause(c, parent.id);
+  const { c, workspace, parent, child, runId, holdId } = await pausedMidTurn('block-clean');
   expect(await settled(runId)).toMatchObject({ status: 'cancelled', stopKind: 'operator_hold' });
   const stopped = (await h.request('GET', `/api/runs/${runId}`, c.token)).body;
   expect(stopped).toMatchObject({
@@ -203,11 +208,7 @@ test('a pause between tool calls: the supervisor is stopped first, the stop is p
 });
 
 test('a pause with a tool call open: an unknown outcome, blocked, never replayed', async () => {
-  const c = await seedCompany(h);
-  const { workspace, parent, child } = await acpIssue(c, 'block-open');
-  const runId = await wake(c, child.id);
-  await waitingForCancel(runId, workspace);
-  const holdId = await pause(c, parent.id);
+  const { c, workspace, parent, child, runId, holdId } = await pausedMidTurn('block-open');
   expect(await settled(runId)).toMatchObject({ status: 'cancelled' });
   const stopped = (await h.request('GET', `/api/runs/${runId}`, c.token)).body;
   expect(stopped.stopResult).toMatchObject({ verdict: 'terminal-clean', firstLayer: { exited: true } });
@@ -223,11 +224,7 @@ test('a pause with a tool call open: an unknown outcome, blocked, never replayed
 });
 
 test('a hostile agent that writes a checkpoint of its own on the cancel: the supervisor did not vouch for it, so the outcome is unknown', async () => {
-  const c = await seedCompany(h);
-  const { workspace, parent, child } = await acpIssue(c, 'forge-checkpoint');
-  const runId = await wake(c, child.id);
-  await waitingForCancel(runId, workspace);
-  const holdId = await pause(c, parent.id);
+  const { c, workspace, parent, child, runId, holdId } = await pausedMidTurn('forge-checkpoint');
   expect(await settled(runId)).toMatchObject({ status: 'cancelled' });
   // the forged file is there, newer than the stop, and well-formed: only the supervisor's status tells it apart
   expect(JSON.parse(readFileSync(runFiles(runId, workspace).checkpoint, 'utf8'))).toEqual({
