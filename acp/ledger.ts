@@ -30,34 +30,49 @@ export class ClaimFailed extends Error {
 const ATTEMPTS = 5;
 const REQUEST_TIMEOUT_MS = 10_000;
 
-export async function claimSession(access: LedgerAccess, session: SessionToClaim): Promise<ClaimAnswer> {
-  const url = `${access.apiUrl.replace(/\/$/, '')}/api/runs/${encodeURIComponent(access.runId)}/acp-session`;
+interface ApiAnswer {
+  status: number;
+  body: {
+    claims?: number;
+    items?: unknown;
+    error?: { message?: string; details?: { reason?: string; runId?: string } };
+  } | null;
+}
+
+/**
+ * One call of the run's own API with its token, tried again while the API does not answer or answers 5xx. Answers
+ * 2xx and 409; throws ClaimFailed (naming `what`) for anything else.
+ */
+export async function callRunApi(access: LedgerAccess, method: string, path: string, what: string, body?: unknown) {
+  const url = `${access.apiUrl.replace(/\/$/, '')}/api/runs/${encodeURIComponent(access.runId)}/${path}`;
+  const headers: Record<string, string> = { authorization: `Bearer ${access.runToken}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
   let last = '';
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     if (attempt > 1) await new Promise((r) => setTimeout(r, 500 * 2 ** (attempt - 2)));
     let response: Response;
     try {
-      response = await fetch(url, {
-        method: 'PUT',
-        headers: { authorization: `Bearer ${access.runToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify(session),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
+      const init = { method, headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) };
+      response = await fetch(url, body === undefined ? init : { ...init, body: JSON.stringify(body) });
     } catch (error) {
       last = error instanceof Error ? error.message : String(error);
       continue;
     }
-    const body = (await response.json().catch(() => null)) as {
-      claims?: number;
-      error?: { message?: string; details?: { reason?: string; runId?: string } };
-    } | null;
-    if (response.ok) return { kind: 'claimed', claims: body?.claims ?? 1 };
-    if (response.status === 409 && body?.error?.details?.reason === 'session_in_use')
-      return { kind: 'in_use', byRunId: body.error.details.runId ?? null };
-    last = `${response.status} ${body?.error?.message ?? response.statusText}`;
+    const answer = { status: response.status, body: (await response.json().catch(() => null)) as ApiAnswer['body'] };
+    if (response.ok || response.status === 409) return answer;
+    last = `${response.status} ${answer.body?.error?.message ?? response.statusText}`;
     if (response.status < 500) break; // refused: asking again gets the same answer
   }
-  throw new ClaimFailed(`the session ledger did not record the claim: ${last}`);
+  throw new ClaimFailed(`${what}: ${last}`);
+}
+
+export async function claimSession(access: LedgerAccess, session: SessionToClaim): Promise<ClaimAnswer> {
+  const what = 'the session ledger did not record the claim';
+  const { status, body } = await callRunApi(access, 'PUT', 'acp-session', what, session);
+  if (status !== 409) return { kind: 'claimed', claims: body?.claims ?? 1 };
+  if (body?.error?.details?.reason === 'session_in_use')
+    return { kind: 'in_use', byRunId: body.error.details.runId ?? null };
+  throw new ClaimFailed(`${what}: 409 ${body?.error?.message ?? ''}`);
 }
 
 /** Claims the session and journals the answer; false when another live run holds it: then there is no prompt. */

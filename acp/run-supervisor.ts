@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import {
   PROTOCOL_VERSION,
   type ClientConnection,
+  type ContentBlock,
   type InitializeResponse,
   type PromptResponse,
 } from '@agentclientprotocol/sdk';
@@ -14,6 +15,7 @@ import { newClientState, supervisorClient } from './client';
 import { agentEnvironment, EXIT, type SupervisorConfig } from './config';
 import { Journal, readWake, writeFileAtomic } from './files';
 import { claimOrRefuse } from './ledger';
+import { nextMessagesPrompt } from './messages';
 import { buildPrompt } from './prompt';
 import {
   checkpointFor,
@@ -140,18 +142,26 @@ export class RunSupervisor {
       origin: opened.origin,
       fallback: opened.fallback,
     });
-    this.phase = 'prompting';
-    this.prompt = this.whileAgentLives(
-      agent.request('session/prompt', { sessionId: opened.sessionId, prompt: blocks }),
-    );
-    const response = await this.prompt;
-    this.phase = 'ended';
-    const stopReason: unknown = response?.stopReason;
-    this.journal.write({ kind: 'turn_end', stopReason, openToolCalls: this.state.tools.open() });
+    let stopReason = await this.promptTurn(opened.sessionId, blocks);
+    // messages a person posted meanwhile: the next prompts of the same session, each once, after the turn ended
+    while (stopReason === 'end_turn' && this.cfg.ledger && !this.stopping) {
+      const next = await nextMessagesPrompt(this.cfg.ledger, this.journal);
+      if (!next) break;
+      stopReason = await this.promptTurn(opened.sessionId, next);
+    }
     if (this.stopping) return this.stopping;
     if (stopReason === 'end_turn') return EXIT.endTurn;
     this.say(`the turn ended with stopReason ${JSON.stringify(stopReason)}, not end_turn`);
     return EXIT.otherStopReason;
+  }
+
+  private async promptTurn(sessionId: string, prompt: ContentBlock[]): Promise<unknown> {
+    this.phase = 'prompting';
+    this.prompt = this.whileAgentLives(this.connection.agent.request('session/prompt', { sessionId, prompt }));
+    const response = await this.prompt;
+    this.phase = 'ended';
+    this.journal.write({ kind: 'turn_end', stopReason: response?.stopReason, openToolCalls: this.state.tools.open() });
+    return response?.stopReason;
   }
 
   /**

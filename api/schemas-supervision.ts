@@ -176,6 +176,10 @@ export const AcpSessionClaimed = named(
     claimedAt: timestamp,
   }),
 );
+export const AcpMessagesClaimed = named(
+  'AcpMessagesClaimed',
+  z.object({ items: z.array(z.object({ id: uuid, body: z.string(), createdAt: timestamp })) }),
+);
 export const LostHost = named(
   'LostHost',
   z.object({ hostId: z.string(), declaredAt: timestamp, settledRuns: z.number(), settledJobs: z.number() }),

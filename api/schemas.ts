@@ -116,6 +116,14 @@ export const Comment = named(
     body: z.string(),
     authorKind: z.enum(['board', 'run', 'system']),
     createdAt: timestamp,
+    message: z
+      .object({ forRunId: uuid, deliveredToRunId: uuid.nullable(), deliveredAt: timestamp.nullable() })
+      .nullable()
+      .meta({
+        description:
+          "a person's comment while the issue's acp run was live: a message to that agent, queued until a run of " +
+          'the issue delivers it as a prompt of its session (once, in order)',
+      }),
   }),
 );
 

@@ -28,6 +28,7 @@ import type {
   Run,
   SilenceDecision,
   AcpSessionClaimed,
+  AcpMessagesClaimed,
   TreeHold,
   TreeHoldWithMembers,
   TreeNode,
@@ -98,6 +99,8 @@ export function createTreewardenClient(options: TreewardenClientOptions) {
     /** with the run's own token: what an acp run's supervisor does before its first prompt (409 while in use) */
     claimAcpSession: (runId: string, body: Req.AcpSessionClaimRequest) =>
       call<AcpSessionClaimed>('PUT', path`/api/runs/${runId}/acp-session`, body),
+    /** with the run's own token: the messages queued for its issue, oldest first, each to one run once */
+    claimAcpMessages: (runId: string) => call<AcpMessagesClaimed>('POST', path`/api/runs/${runId}/acp-messages/claim`),
 
     /** `null` when the issue has no active watchdog */
     getWatchdog: (issueId: string) => call<Watchdog | null>('GET', path`/api/issues/${issueId}/watchdog`),

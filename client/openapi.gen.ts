@@ -2076,6 +2076,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/acp-messages/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An acp run's supervisor takes its issue's queued messages, oldest first, each once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AcpMessagesClaimed"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/issues/{id}/execution-blockers": {
         parameters: {
             query?: never;
@@ -2810,6 +2866,11 @@ export interface components {
             /** @enum {string} */
             authorKind: "board" | "run" | "system";
             createdAt: string;
+            message: {
+                forRunId: string;
+                deliveredToRunId: string | null;
+                deliveredAt: string | null;
+            } | null;
         };
         StopAttempt: {
             /** @enum {string} */
@@ -3271,6 +3332,13 @@ export interface components {
             origin: "new" | "loaded" | "resumed";
             claims: number;
             claimedAt: string;
+        };
+        AcpMessagesClaimed: {
+            items: {
+                id: string;
+                body: string;
+                createdAt: string;
+            }[];
         };
         LostHost: {
             hostId: string;

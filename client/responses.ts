@@ -48,6 +48,7 @@ export type GateEvidence = Schemas['GateEvidence'];
 export type AcknowledgedRun = JsonAnswer<'/api/runs/{id}/ack', 'post'>;
 export type SilenceDecision = JsonAnswer<'/api/runs/{id}/silence', 'post'>;
 export type AcpSessionClaimed = Schemas['AcpSessionClaimed'];
+export type AcpMessagesClaimed = Schemas['AcpMessagesClaimed'];
 /** `POST /api/hosts/:hostId/lost` */
 export type LostHost = Schemas['LostHost'];
 

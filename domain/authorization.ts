@@ -94,8 +94,8 @@ const RULES: Record<Action, Rule> = {
   'run.record_evidence': { what: 'recording gate evidence', run: 'own', watchdogRun: 'none' },
   'run.ack': { what: 'acknowledging a failure', run: 'none', watchdogRun: 'none' },
   'run.silence': { what: 'deciding on a silent run', run: 'none', watchdogRun: 'none' },
-  // an acp run's supervisor claims the session it drives, for its own run only (runs/acp-sessions.ts)
-  'run.claim_session': { what: 'claiming an ACP session', run: 'own', watchdogRun: 'own' },
+  // an acp run's supervisor claims the session it drives and its issue's queued messages, for its own run only
+  'run.claim_session': { what: "claiming an ACP session or its issue's messages", run: 'own', watchdogRun: 'own' },
   // reconciling an unknown outcome is a person's call (composer-stop.md), never the agent's own
   'blocker.resolve': { what: 'resolving an execution blocker', run: 'none', watchdogRun: 'none' },
   // a subscription's URL and secret are the company's, not an agent's to redirect

@@ -21,6 +21,7 @@ import { stateRecheckAfter } from '../watchdogs/recheck-after';
 import { blockersOfIssue } from '../runs/execution-blockers';
 import { blockedReasonOnCreate, blockedReasonOnUpdate } from './blocked-exits';
 import { wakeAndDispatch } from '../dispatch/wakes';
+import { insertComment } from './comment-rows';
 
 export function presentIssue(issue: {
   id: string;
@@ -197,19 +198,6 @@ function materiallyChanged(
   if (!input.blockedByIssueIds) return false;
   const after = new Set(input.blockedByIssueIds);
   return after.size !== blockersBefore.length || blockersBefore.some((id) => !after.has(id));
-}
-
-async function insertComment(tx: Tx, actor: ScopedActor, issueId: string, body: string) {
-  return tx.comment.create({
-    data: {
-      companyId: actor.companyId,
-      issueId,
-      body,
-      authorKind: actor.kind,
-      authorAgentId: actor.kind === 'run' ? actor.agentId : null,
-      runId: actor.kind === 'run' ? actor.runId : null,
-    },
-  });
 }
 
 export async function addComment(

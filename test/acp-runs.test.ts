@@ -7,7 +7,7 @@
  * an unknown outcome, blocked and never replayed.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runFiles } from '../runs/run-files';
@@ -52,6 +52,7 @@ async function acpIssue(c: SeededCompany, mode: string, env: Record<string, stri
 
 interface JournalLine {
   kind: string;
+  ids?: string[];
   answer?: string;
   text?: string;
   status?: string;
@@ -280,4 +281,81 @@ test('the session ledger: a run cannot claim a session another live run drives, 
   ]);
   expect((await h.request('POST', `/api/work/${secondRun}/stop`, c.token, {})).status).toBeLessThan(300);
   await settled(secondRun);
+});
+
+const promptsSeen = (workspace: string) =>
+  readFileSync(path.join(workspace, '.acp-fixture-prompts.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { sessionId: string; text: string });
+
+const comment = (c: SeededCompany, issueId: string, body: string) =>
+  h.request('POST', `/api/issues/${issueId}/comments`, c.token, { body });
+
+test("a person's comments while an acp run is live: the next prompt of its session once the turn ends, in order, once", async () => {
+  const c = await seedCompany(h);
+  const { workspace, child } = await acpIssue(c, 'wait-go');
+  const runId = await wake(c, child.id);
+  await eventually('the turn under way', async () =>
+    journalOf(runId, workspace).some((l) => l.text === 'waiting for go'),
+  );
+  const first = (await comment(c, child.id, 'first: also update the changelog')).body;
+  const second = (await comment(c, child.id, 'second: and ping the reviewer')).body;
+  expect(first.message).toEqual({ forRunId: runId, deliveredToRunId: null, deliveredAt: null });
+  writeFileSync(path.join(workspace, '.acp-fixture-go'), '');
+  expect(await settled(runId)).toMatchObject({ status: 'succeeded', exitCode: 0 });
+  const prompts = promptsSeen(workspace);
+  expect(prompts).toHaveLength(2);
+  expect(new Set(prompts.map((p) => p.sessionId)).size).toBe(1);
+  const delivered = prompts[1].text;
+  expect(delivered.indexOf(first.id)).toBeGreaterThan(-1);
+  expect(delivered.indexOf(first.id)).toBeLessThan(delivered.indexOf(second.id));
+  expect(delivered).toContain('also update the changelog');
+  const rows = await h.services.db.comment.findMany({ where: { issueId: child.id }, orderBy: { createdAt: 'asc' } });
+  expect(rows.map((m) => [m.id, m.messageForRunId, m.deliveredToRunId])).toEqual([
+    [first.id, runId, runId],
+    [second.id, runId, runId],
+  ]);
+  expect(journalOf(runId, workspace).filter((l) => l.kind === 'messages')).toEqual([
+    expect.objectContaining({ ids: [first.id, second.id] }),
+  ]);
+  // once the run has ended, a comment is bookkeeping again
+  expect((await comment(c, child.id, 'thanks')).body.message).toBeNull();
+});
+
+test('a message queued when the run is paused: its continuation delivers it after the resume prompt, once', async () => {
+  const c = await seedCompany(h);
+  const { workspace, parent, child } = await acpIssue(c, 'block-clean');
+  const runId = await wake(c, child.id);
+  await waitingForCancel(runId, workspace);
+  const queued = (await comment(c, child.id, 'before you stop: use the staging database')).body;
+  const holdId = await pause(c, parent.id);
+  expect(await settled(runId)).toMatchObject({ status: 'cancelled' });
+  const released = await h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {});
+  const resumedId = released.body.resumed[0].runId as string;
+  expect(await settled(resumedId)).toMatchObject({ status: 'succeeded' });
+  const prompts = promptsSeen(workspace);
+  // the interrupted turn, the continuation's resume prompt, then the message: one session
+  expect(prompts).toHaveLength(3);
+  expect(new Set(prompts.map((p) => p.sessionId)).size).toBe(1);
+  expect(prompts[1].text).toContain('continues your own session');
+  expect(prompts[2].text).toContain('use the staging database');
+  const row = await h.services.db.comment.findUniqueOrThrow({ where: { id: queued.id } });
+  expect([row.messageForRunId, row.deliveredToRunId]).toEqual([runId, resumedId]);
+});
+
+test('ten concurrent releases of a hold over a preserved acp run: one 200, one continuation of the session', async () => {
+  const { c, workspace, parent, child, runId, holdId } = await pausedMidTurn('block-clean');
+  expect(await settled(runId)).toMatchObject({ status: 'cancelled' });
+  const results = await Promise.all(
+    Array.from({ length: 10 }, () =>
+      h.request('POST', `/api/issues/${parent.id}/tree-holds/${holdId}/release`, c.token, {}),
+    ),
+  );
+  expect(results.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(409)]);
+  const resumedId = results.find((r) => r.status === 200)!.body.resumed[0].runId as string;
+  expect(await settled(resumedId)).toMatchObject({ status: 'succeeded' });
+  const runs = await h.services.db.run.findMany({ where: { issueId: child.id } });
+  expect(runs.map((r) => r.id).sort()).toEqual([runId, resumedId].sort());
+  expect(Object.values(fixtureSessions(workspace))).toEqual([{ cwd: workspace, loads: 1, prompts: 2 }]);
 });

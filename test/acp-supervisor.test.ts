@@ -67,6 +67,9 @@ const ledgerServer = createServer((request, response) => {
   request.on('end', () => {
     const runId = /^\/api\/runs\/([^/]+)\/acp-session$/.exec(request.url ?? '')?.[1];
     const body = JSON.parse(text || '{}') as Record<string, unknown>;
+    // no message is queued for these runs
+    if (request.method === 'POST' && /^\/api\/runs\/[^/]+\/acp-messages\/claim$/.test(request.url ?? ''))
+      return response.writeHead(200, { 'content-type': 'application/json' }).end('{"items":[]}');
     if (request.method !== 'PUT' || !runId) return response.writeHead(404).end();
     ledger.claims.push({ runId, token: request.headers.authorization, body });
     const answer = ledger.inUse.has(String(body.sessionId))

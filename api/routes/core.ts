@@ -17,12 +17,24 @@ import type { ZodTypeProvider } from '../openapi';
 import { Agent, answers, Comment, CreatedCompany, Issue, IssueWithBlockers, list, Run, Wake } from '../schemas';
 import { companyActor, createIssueBody, idParams, titleSchema, updateIssueBody } from '../validation';
 
-const presentComment = (c: { id: string; issueId: string; body: string; authorKind: string; createdAt: Date }) => ({
+const presentComment = (c: {
+  id: string;
+  issueId: string;
+  body: string;
+  authorKind: string;
+  createdAt: Date;
+  messageForRunId: string | null;
+  deliveredToRunId: string | null;
+  deliveredAt: Date | null;
+}) => ({
   id: c.id,
   issueId: c.issueId,
   body: c.body,
   authorKind: c.authorKind,
   createdAt: c.createdAt,
+  message: c.messageForRunId
+    ? { forRunId: c.messageForRunId, deliveredToRunId: c.deliveredToRunId, deliveredAt: c.deliveredAt }
+    : null,
 });
 
 const wakeBody = z

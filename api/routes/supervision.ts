@@ -15,10 +15,12 @@ import { createJob } from '../../runs/jobs';
 import { resolveWork, stopWorkVerified } from '../../runs/work';
 import { acknowledgeFailure, decideSilence, recordEvidence } from '../../runs/supervision';
 import { claimAcpSession } from '../../runs/acp-sessions';
+import { claimAcpMessages } from '../../runs/acp-messages';
 import { ACP_SESSION_ORIGINS } from '../../domain/acp-session';
 import { createOnce } from '../idempotency';
 import type { ZodTypeProvider } from '../openapi';
 import {
+  AcpMessagesClaimed,
   AcpSessionClaimed,
   AcknowledgedRun,
   BackgroundJob,
@@ -200,6 +202,22 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
       const { id } = request.params;
       await permittedRun(deps, request.actor, id, 'run.claim_session');
       return claimAcpSession(deps, id, request.body);
+    },
+  );
+
+  api.post(
+    '/api/runs/:id/acp-messages/claim',
+    {
+      schema: {
+        summary: "An acp run's supervisor takes its issue's queued messages, oldest first, each once",
+        params: idParams('id'),
+        response: answers({ 200: AcpMessagesClaimed }),
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      await permittedRun(deps, request.actor, id, 'run.claim_session');
+      return { items: await claimAcpMessages(deps, id) };
     },
   );
 }
