@@ -219,56 +219,67 @@ test("a run's monitor and shell job outlive a rolling restart and a crash of the
   );
 });
 
-test('an acp run whose worker dies mid-turn is adopted: its supervisor keeps the session, the turn ends once, the journal is whole', async () => {
-  const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'treewarden-acp-adopt-')));
-  const root = join(__dirname, '..');
-  const c = await seedCompany(h);
-  const agent = await c.agent({
-    type: 'acp',
-    command: process.execPath,
-    args: [
-      '--import',
-      join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs'),
-      join(root, 'test', 'fixtures', 'acp-agent.ts'),
-    ],
-    env: { ACP_FIXTURE_MODE: 'wait-go' },
-    cwd: workspace,
-  });
-  const issue = await c.issue({ title: 'its worker crashes mid-turn', assigneeAgentId: agent.id });
-  const runId: string = (await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {})).body.runId;
-  const journal = () =>
-    readFileSync(runFiles(runId, workspace).journal, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { kind: string; text?: string; stopReason?: string });
-  await eventually('the turn under way', async () => {
-    try {
-      return journal().some((l) => l.text === 'waiting for go');
-    } catch {
-      return false;
-    }
-  });
-  const identity = await eventually('the worker running the run', () =>
-    workerRunning(h.services.client, workflowId.agentRun(runId), 'executeRun'),
-  );
-  await fleet.kill(fleet.workers.find((w) => w.identity === identity)!);
-  kills.replace();
-  await eventually(
-    'a worker of the host adopted the run',
-    () => workerRunning(h.services.client, workflowId.agentRun(runId), 'adoptRun'),
-    60_000,
-  );
-  writeFileSync(join(workspace, '.acp-fixture-go'), '');
-  const settled = await eventually('the run settled', async () => {
-    const run = await runRow(h, runId);
-    return run.status !== 'running' ? run : null;
-  });
-  expect(settled).toMatchObject({ status: 'succeeded', exitCode: 0 });
-  const kinds = journal().map((l) => l.kind);
-  expect(kinds.filter((k) => k === 'session')).toHaveLength(1);
-  expect(journal().filter((l) => l.kind === 'turn_end')).toEqual([expect.objectContaining({ stopReason: 'end_turn' })]);
-  const history = (await h.services.client.workflow.getHandle(workflowId.agentRun(runId)).fetchHistory()).events ?? [];
-  const scheduled = history.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-  expect(scheduled.filter((t) => t === 'executeRun')).toHaveLength(1);
-  expect(scheduled.filter((t) => t === 'adoptRun')).toHaveLength(1);
-});
+test.each([
+  ['SIGKILL', 'a crash'],
+  ['SIGTERM', "a deploy's drain"],
+] as const)(
+  'an acp run whose worker ends mid-turn (%s, %s) is adopted: the session kept, the turn ends once',
+  async (signal, _how) => {
+    const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'treewarden-acp-adopt-')));
+    const root = join(__dirname, '..');
+    const c = await seedCompany(h);
+    const agent = await c.agent({
+      type: 'acp',
+      command: process.execPath,
+      args: [
+        '--import',
+        join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs'),
+        join(root, 'test', 'fixtures', 'acp-agent.ts'),
+      ],
+      env: { ACP_FIXTURE_MODE: 'wait-go' },
+      cwd: workspace,
+    });
+    const issue = await c.issue({ title: 'its worker crashes mid-turn', assigneeAgentId: agent.id });
+    const runId: string = (await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {})).body.runId;
+    const journal = () =>
+      readFileSync(runFiles(runId, workspace).journal, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { kind: string; text?: string; stopReason?: string });
+    await eventually('the turn under way', async () => {
+      try {
+        return journal().some((l) => l.text === 'waiting for go');
+      } catch {
+        return false;
+      }
+    });
+    const identity = await eventually('the worker running the run', () =>
+      workerRunning(h.services.client, workflowId.agentRun(runId), 'executeRun'),
+    );
+    const worker = fleet.workers.find((w) => w.identity === identity)!;
+    if (signal === 'SIGKILL') await fleet.kill(worker);
+    else expect(await fleet.stop(worker, 'SIGTERM')).toBe(0); // it lets go of the agent and drains
+    kills.replace();
+    await eventually(
+      'a worker of the host adopted the run',
+      () => workerRunning(h.services.client, workflowId.agentRun(runId), 'adoptRun'),
+      60_000,
+    );
+    writeFileSync(join(workspace, '.acp-fixture-go'), '');
+    const settled = await eventually('the run settled', async () => {
+      const run = await runRow(h, runId);
+      return run.status !== 'running' ? run : null;
+    });
+    expect(settled).toMatchObject({ status: 'succeeded', exitCode: 0 });
+    const kinds = journal().map((l) => l.kind);
+    expect(kinds.filter((k) => k === 'session')).toHaveLength(1);
+    expect(journal().filter((l) => l.kind === 'turn_end')).toEqual([
+      expect.objectContaining({ stopReason: 'end_turn' }),
+    ]);
+    const history =
+      (await h.services.client.workflow.getHandle(workflowId.agentRun(runId)).fetchHistory()).events ?? [];
+    const scheduled = history.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    expect(scheduled.filter((t) => t === 'executeRun')).toHaveLength(1);
+    expect(scheduled.filter((t) => t === 'adoptRun')).toHaveLength(1);
+  },
+);
