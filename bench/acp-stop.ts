@@ -10,47 +10,19 @@
  *   `fs/write_text_file` round trip through the supervisor and two updates.
  * The agent is the ACP fixture of the tests (test/fixtures/acp-agent.ts): the figures are treewarden's, not a model's.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runFiles } from '../runs/run-files';
-import { eventually, seedCompany, type Harness } from '../testing/harness';
+import { ACP_FIXTURE, journalOf, type JournalLine } from '../testing/acp';
+import { eventually, seedCompany, settled, type Harness } from '../testing/harness';
 import { percentile, row, type ResultRow } from './support';
 
 const ROUNDS = Number(process.env.BENCH_ACP_ROUNDS ?? 10);
-const ROOT = path.resolve(__dirname, '..');
-const FIXTURE = [
-  '--import',
-  path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs'),
-  path.join(ROOT, 'test', 'fixtures', 'acp-agent.ts'),
-];
 /** checkpoints on SIGTERM, as a resumable `process` agent does (docs/tree-holds.md) */
 const PROCESS_AGENT =
   '[ "$TREEWARDEN_WAKE_REASON" = issue_tree_resumed ] && exit 0; ' +
   `trap 'echo "{\\"resumable\\": true}" > "$TREEWARDEN_CHECKPOINT_FILE"; exit 0' TERM; ` +
   'echo up >> "$TREEWARDEN_JOURNAL_FILE"; sleep 600 & wait';
-
-interface Line {
-  kind: string;
-  at?: string;
-  text?: string;
-  status?: string;
-}
-
-/** the run's journal lines that are JSON (a `process` agent writes what it likes there) */
-const journal = (runId: string, workspace: string | null): Line[] => {
-  const file = runFiles(runId, workspace).journal;
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as Line];
-      } catch {
-        return l ? [{ kind: 'text', text: l }] : [];
-      }
-    });
-};
 
 type Company = Awaited<ReturnType<typeof seedCompany>>;
 
@@ -59,8 +31,7 @@ async function pausedAndReleased(h: Harness, c: Company, kind: 'acp' | 'process'
     kind === 'acp'
       ? {
           type: 'acp',
-          command: process.execPath,
-          args: FIXTURE,
+          ...ACP_FIXTURE,
           env: { ACP_FIXTURE_MODE: 'block-clean', ACP_FIXTURE_THEN: 'work' },
           cwd: workspace,
         }
@@ -71,8 +42,8 @@ async function pausedAndReleased(h: Harness, c: Company, kind: 'acp' | 'process'
   const runId = (await h.request('POST', `/api/issues/${child.id}/wake`, c.token, {})).body.runId as string;
   await eventually('the agent mid-turn', async () =>
     kind === 'acp'
-      ? journal(runId, workspace).some((l) => l.text === 'waiting for cancel')
-      : journal(runId, null).length > 0,
+      ? journalOf(runId, workspace).some((l) => l.text === 'waiting for cancel')
+      : journalOf(runId, null).length > 0,
   );
   const hold = (await h.request('POST', `/api/issues/${parent.id}/tree-holds`, c.token, { mode: 'pause' })).body;
   const stopped = await eventually('the stop verified', async () => {
@@ -88,21 +59,18 @@ async function pausedAndReleased(h: Harness, c: Company, kind: 'acp' | 'process'
   let firstUpdateMs: number | null = null;
   if (kind === 'acp') {
     await eventually("the resumed session's first update", async () =>
-      journal(resumedId, workspace).some((l) => l.kind === 'plan'),
+      journalOf(resumedId, workspace).some((l) => l.kind === 'plan'),
     );
     firstUpdateMs = Date.now() - releasedAt;
   }
-  const resumed = await eventually('the resumed run settled', async () => {
-    const run = await h.services.db.run.findUniqueOrThrow({ where: { id: resumedId } });
-    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
-  });
+  const resumed = await settled(h, resumedId);
   if (resumed.status !== 'succeeded') throw new Error(`${kind} resumed run ${resumed.status}`);
-  const toolCallMs = kind === 'acp' ? toolCallSpan(journal(resumedId, workspace)) : null;
+  const toolCallMs = kind === 'acp' ? toolCallSpan(journalOf(resumedId, workspace)) : null;
   return { stopMs, firstUpdateMs, toolCallMs };
 }
 
 /** in_progress to completed of the fixture's write, from the journal's own timestamps */
-function toolCallSpan(lines: Line[]): number {
+function toolCallSpan(lines: JournalLine[]): number {
   const at = (status: string) => lines.find((l) => l.kind === 'tool_call_update' && l.status === status)?.at;
   const [from, to] = [at('in_progress'), at('completed')];
   if (!from || !to) throw new Error('the resumed turn journaled no tool call');

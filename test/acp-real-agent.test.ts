@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runFiles } from '../runs/run-files';
 import { ensureClaudeAgentAcp } from '../scripts/provision/acp-agents';
-import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { journalOf, TSX_LOADER } from '../testing/acp';
+import { eventually, seedCompany, settled as settledRun, startHarness, type Harness } from '../testing/harness';
+import { REPO_ROOT } from '../testing/stack';
 import { HELLO_CONTENT, REQUEST_LOG, STALL_MARKER, type RequestSummary } from './fixtures/fake-anthropic';
 
 jest.setTimeout(240_000);
@@ -32,8 +34,6 @@ afterAll(async () => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
-const root = path.join(__dirname, '..');
-
 let workspaces = 0;
 /** An issue assigned to an `acp` agent running Claude Code offline, in a workspace of its own (HOME inside it). */
 async function claudeIssue(c: SeededCompany) {
@@ -43,12 +43,7 @@ async function claudeIssue(c: SeededCompany) {
   const agent = await c.agent({
     type: 'acp',
     command: process.execPath,
-    args: [
-      '--import',
-      path.join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs'),
-      path.join(root, 'test', 'fixtures', 'claude-offline.ts'),
-      claudeAgentAcp,
-    ],
+    args: ['--import', TSX_LOADER, path.join(REPO_ROOT, 'test', 'fixtures', 'claude-offline.ts'), claudeAgentAcp],
     env: { HOME: home },
     cwd: workspace,
   });
@@ -61,31 +56,6 @@ async function claudeIssue(c: SeededCompany) {
   });
   return { workspace, agent, parent, child };
 }
-
-interface JournalLine {
-  kind: string;
-  stopReason?: string;
-  text?: string;
-  toolKind?: string;
-  toolCallId?: string;
-  status?: string;
-  acknowledged?: boolean;
-  checkpoint?: boolean;
-}
-const journalOf = (runId: string, workspace: string): JournalLine[] => {
-  const file = runFiles(runId, workspace).journal;
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as JournalLine];
-      } catch {
-        return [];
-      }
-    });
-};
 
 const requestsOf = (workspace: string): RequestSummary[] => {
   const file = path.join(workspace, REQUEST_LOG);
@@ -102,15 +72,7 @@ async function wake(c: SeededCompany, issueId: string, task: string): Promise<st
   return r.body.runId as string;
 }
 
-const settled = (runId: string) =>
-  eventually(
-    `run ${runId} settled`,
-    async () => {
-      const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
-      return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
-    },
-    180_000,
-  );
+const settled = (runId: string) => settledRun(h, runId, 180_000);
 
 /** The run's output (the agent's stderr among it), for a failure's message. */
 const outputOf = (runId: string, workspace: string) => {

@@ -11,7 +11,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runFiles } from '../runs/run-files';
-import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
+import { ACP_FIXTURE, journalOf } from '../testing/acp';
+import { eventually, seedCompany, settled as settledRun, startHarness, type Harness } from '../testing/harness';
+import { REPO_ROOT as root } from '../testing/stack';
 
 type SeededCompany = Awaited<ReturnType<typeof seedCompany>>;
 
@@ -26,13 +28,6 @@ afterAll(async () => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
-const root = path.join(__dirname, '..');
-const FIXTURE_ARGS = [
-  '--import',
-  path.join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs'),
-  path.join(root, 'test', 'fixtures', 'acp-agent.ts'),
-];
-
 let workspaces = 0;
 /** An issue assigned to an `acp` agent running the fixture in `mode`, in a workspace of its own. */
 async function acpIssue(c: SeededCompany, mode: string, env: Record<string, string> = {}) {
@@ -40,8 +35,7 @@ async function acpIssue(c: SeededCompany, mode: string, env: Record<string, stri
   mkdirSync(workspace);
   const agent = await c.agent({
     type: 'acp',
-    command: process.execPath,
-    args: FIXTURE_ARGS,
+    ...ACP_FIXTURE,
     env: { ACP_FIXTURE_MODE: mode, ACP_FIXTURE_THEN: 'work', ...env },
     cwd: workspace,
   });
@@ -49,30 +43,6 @@ async function acpIssue(c: SeededCompany, mode: string, env: Record<string, stri
   const child = await c.issue({ title: 'acp child', parentId: parent.id, assigneeAgentId: agent.id, status: 'todo' });
   return { workspace, agent, parent, child };
 }
-
-interface JournalLine {
-  kind: string;
-  ids?: string[];
-  answer?: string;
-  text?: string;
-  status?: string;
-  acknowledged?: boolean;
-  checkpoint?: boolean;
-}
-const journalOf = (runId: string, workspace: string): JournalLine[] => {
-  const file = runFiles(runId, workspace).journal;
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as JournalLine];
-      } catch {
-        return [];
-      }
-    });
-};
 
 interface FixtureSession {
   cwd: string;
@@ -88,15 +58,7 @@ async function wake(c: SeededCompany, issueId: string): Promise<string> {
   return r.body.runId as string;
 }
 
-const settled = (runId: string) =>
-  eventually(
-    `run ${runId} settled`,
-    async () => {
-      const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
-      return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : null;
-    },
-    90_000,
-  );
+const settled = (runId: string) => settledRun(h, runId, 90_000);
 
 const waitingForCancel = (runId: string, workspace: string) =>
   eventually('the agent waits mid-turn for a cancel', async () =>

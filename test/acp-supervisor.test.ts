@@ -20,15 +20,11 @@ import {
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { readCheckpoint } from '../domain/checkpoint';
+import { ACP_FIXTURE } from '../testing/acp';
 
 const root = path.join(__dirname, '..');
 const BIN = path.join(root, 'bin', 'treewarden-acp');
-const AGENT = [
-  process.execPath,
-  '--import',
-  path.join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs'),
-  path.join(root, 'test', 'fixtures', 'acp-agent.ts'),
-];
+const AGENT = [ACP_FIXTURE.command, ...ACP_FIXTURE.args];
 const WAIT_MS = 30_000;
 
 interface Exit {

@@ -14,6 +14,7 @@ import { runFiles } from '../runs/run-files';
 import { subtreeChangedSignal } from '../workflows/definitions';
 import { eventually, runRow, seedCompany, type Harness } from '../testing/harness';
 import { workerRunning, type WorkerFleet } from '../testing/worker-fleet';
+import { ACP_FIXTURE, journalOf } from '../testing/acp';
 import { startKillFleet, trialsUntilLanded, type KillFleet } from './support/kill-trials';
 import { seededRandom } from './support/seeded-random';
 
@@ -226,33 +227,17 @@ test.each([
   'an acp run whose worker ends mid-turn (%s, %s) is adopted: the session kept, the turn ends once',
   async (signal, _how) => {
     const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'treewarden-acp-adopt-')));
-    const root = join(__dirname, '..');
     const c = await seedCompany(h);
     const agent = await c.agent({
       type: 'acp',
-      command: process.execPath,
-      args: [
-        '--import',
-        join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs'),
-        join(root, 'test', 'fixtures', 'acp-agent.ts'),
-      ],
+      ...ACP_FIXTURE,
       env: { ACP_FIXTURE_MODE: 'wait-go' },
       cwd: workspace,
     });
     const issue = await c.issue({ title: 'its worker crashes mid-turn', assigneeAgentId: agent.id });
     const runId: string = (await h.request('POST', `/api/issues/${issue.id}/wake`, c.token, {})).body.runId;
-    const journal = () =>
-      readFileSync(runFiles(runId, workspace).journal, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { kind: string; text?: string; stopReason?: string });
-    await eventually('the turn under way', async () => {
-      try {
-        return journal().some((l) => l.text === 'waiting for go');
-      } catch {
-        return false;
-      }
-    });
+    const journal = () => journalOf(runId, workspace);
+    await eventually('the turn under way', async () => journal().some((l) => l.text === 'waiting for go'));
     const identity = await eventually('the worker running the run', () =>
       workerRunning(h.services.client, workflowId.agentRun(runId), 'executeRun'),
     );
