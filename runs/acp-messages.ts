@@ -5,7 +5,7 @@
  * interrupted run left. One statement claims and marks them delivered, skipping rows another claim holds: each
  * message goes to one run, once.
  */
-import { AppError } from '../domain/errors';
+import { claimingRun } from './acp-sessions';
 import type { Deps } from '../runtime/deps';
 
 export interface ClaimedMessage {
@@ -15,9 +15,7 @@ export interface ClaimedMessage {
 }
 
 export async function claimAcpMessages(deps: Deps, runId: string): Promise<ClaimedMessage[]> {
-  const run = await deps.db.run.findUniqueOrThrow({ where: { id: runId }, select: { status: true, issueId: true } });
-  if (run.status !== 'running')
-    throw new AppError('conflict', `run ${runId} is ${run.status}: only a running run takes its issue's messages`);
+  const run = await claimingRun(deps.db, runId, "takes its issue's messages");
   const claimed = await deps.db.$queryRaw<ClaimedMessage[]>`
     UPDATE "Comment" SET "deliveredToRunId" = ${runId}::uuid, "deliveredAt" = now()
     WHERE id IN (

@@ -3,6 +3,7 @@
  * with its run token. Who claims comes from the server's rows (the run, its agent and company), never from the body;
  * the rule is domain/acp-session.ts. Two claims of one session serialize on its row's lock.
  */
+import type { Db, Tx } from '../db/prisma';
 import { AppError } from '../domain/errors';
 import { decideSessionClaim, type AcpSessionOrigin } from '../domain/acp-session';
 import type { Deps } from '../runtime/deps';
@@ -16,14 +17,20 @@ export interface AcpSessionClaim {
   origin: AcpSessionOrigin;
 }
 
+/** The run that claims (its session, its issue's messages): only a running run does. */
+export async function claimingRun(db: Db | Tx, runId: string, what: string) {
+  const run = await db.run.findUniqueOrThrow({
+    where: { id: runId },
+    select: { status: true, agentId: true, companyId: true, issueId: true },
+  });
+  if (run.status !== 'running')
+    throw new AppError('conflict', `run ${runId} is ${run.status}: only a running run ${what}`);
+  return run;
+}
+
 export async function claimAcpSession(deps: Deps, runId: string, claim: AcpSessionClaim) {
   return deps.db.$transaction(async (tx) => {
-    const run = await tx.run.findUniqueOrThrow({
-      where: { id: runId },
-      select: { status: true, agentId: true, companyId: true },
-    });
-    if (run.status !== 'running')
-      throw new AppError('conflict', `run ${runId} is ${run.status}: only a running run claims an ACP session`);
+    const run = await claimingRun(tx, runId, 'claims an ACP session');
     const command = JSON.stringify(claim.command);
     // the row first (unclaimed: no claims yet), so that two first claims of a session wait on one lock
     await tx.$executeRaw`
