@@ -65,7 +65,7 @@ export function createActivities(deps: Deps) {
         interruptedRunIds: hold.members.flatMap((m) => (m.interruptedRunId ? [m.interruptedRunId] : [])),
       };
     },
-    claimReleaseFanOut: (holdId: string) => claimReleaseFanOut(deps, holdId),
+    claimReleaseFanOut: (holdId: string, companyId?: string) => claimReleaseFanOut(deps, holdId, companyId),
     finishReleaseFanOut: (holdId: string) => finishReleaseFanOut(deps, holdId),
     releaseHold: (holdId: string, release: ReleaseArgs) => withHeartbeat(() => releaseHold(deps, holdId, release)),
     retryOwedResumes: (holdId: string) => withHeartbeat(() => retryOwedResumes(deps, holdId)),

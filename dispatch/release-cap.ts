@@ -20,17 +20,22 @@ const fanningOutIn = (companyId: string) => ({
   fanningOutSince: { gt: new Date(Date.now() - FAN_OUT_SLOT_LEASE_MS) },
 });
 
-/** Takes one of the company's fan-out slots for the hold's release, or marks the hold as waiting for one. */
-export async function claimReleaseFanOut(deps: Deps, holdId: string): Promise<ReleaseFanOutClaim> {
+/**
+ * Takes one of the company's fan-out slots for the hold's release, or marks the hold as waiting for one. The hold's
+ * workflow knows its company (from its start); only executions started before it carried one read it here.
+ */
+export async function claimReleaseFanOut(deps: Deps, holdId: string, companyId?: string): Promise<ReleaseFanOutClaim> {
   const cap = deps.config.TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS;
-  const hold = await deps.db.treeHold.findUnique({ where: { id: holdId }, select: { companyId: true } });
+  const company =
+    companyId ?? (await deps.db.treeHold.findUnique({ where: { id: holdId }, select: { companyId: true } }))?.companyId;
   // a removed hold: the release itself refuses it
-  if (!hold) return { kind: 'claimed' };
-  return inCompanyTurn(deps.db, 'release-fan-outs', hold.companyId, async (tx) => {
+  if (!company) return { kind: 'claimed' };
+  return inCompanyTurn(deps.db, 'release-fan-outs', company, async (tx) => {
     // a retried claim (its activity timed out after the commit) finds its own slot: it counts as claimed
-    const fanningOut = await tx.treeHold.count({ where: { ...fanningOutIn(hold.companyId), id: { not: holdId } } });
+    const fanningOut = await tx.treeHold.count({ where: { ...fanningOutIn(company), id: { not: holdId } } });
     if (fanningOut < cap) {
-      await tx.treeHold.update({
+      // a hold removed since: nothing to mark, and the release itself refuses it
+      await tx.treeHold.updateMany({
         where: { id: holdId },
         data: { fanningOutSince: new Date(), waitingForCompanyCapSince: null },
       });

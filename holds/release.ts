@@ -6,6 +6,7 @@ import { emptyReport, holdNotActive, isHoldNotActive } from '../domain/hold-cont
 import type { HoldWithMembers, ReleaseArgs, ReleaseOutcome, ResumeReport } from '../domain/hold-contract';
 import { ACTIONABLE_ISSUE_STATUSES, isInvokable, LIVE_RUN_STATUSES } from '../domain/statuses';
 import { logActivity } from '../db/activity-log';
+import type { Tx } from '../db/prisma';
 import { FAN_OUT_CONCURRENCY, forEachConcurrently } from '../domain/concurrency';
 import type { Deps } from '../runtime/deps';
 import { recordSubtreeChange } from '../changes/record';
@@ -41,19 +42,13 @@ export async function assertReconciled(deps: Deps, rootIssueId: string): Promise
 export async function releaseHold(deps: Deps, holdId: string, release: ReleaseArgs): Promise<ResumeReport> {
   const { releaseId, wakeAgents, actor } = release;
   // the release and its audit entry commit together: a retry after a failure between them finds the hold released
-  // by its own release id and would not log it again
+  // by its own release id and would not log it again. The compare-and-set returns the hold: the release's one read.
   const hold = await deps.db.$transaction(async (tx) => {
-    const { count } = await tx.treeHold.updateMany({
+    const [row] = await tx.treeHold.updateManyAndReturn({
       where: { id: holdId, status: 'active' },
       data: { status: 'released', releasedAt: new Date(), releaseResult: { releaseId, wakeAgents } },
     });
-    // a hold removed with its root issue is as inactive as one released elsewhere: refused, not retried
-    const row = await tx.treeHold.findUnique({ where: { id: holdId } });
-    if (!row) throw holdNotActive(holdId);
-    if (count === 0) {
-      if ((row.releaseResult as { releaseId?: string } | null)?.releaseId !== releaseId) throw holdNotActive(holdId);
-      return row;
-    }
+    if (!row) return releasedEarlierBy(tx, holdId, releaseId);
     await logActivity(tx, {
       companyId: row.companyId,
       actor,
@@ -75,6 +70,17 @@ export async function releaseHold(deps: Deps, holdId: string, release: ReleaseAr
     await recordSubtreeChange(tx, [hold.rootIssueId], 'tree_hold_released');
   });
   return report;
+}
+
+/**
+ * A hold the compare-and-set did not release: the one this same release released on an earlier attempt (a retried
+ * activity carries on with it), else refused. A hold removed with its root issue is as inactive as one released
+ * elsewhere: refused, not retried.
+ */
+async function releasedEarlierBy(tx: Tx, holdId: string, releaseId: string) {
+  const row = await tx.treeHold.findUnique({ where: { id: holdId } });
+  if ((row?.releaseResult as { releaseId?: string } | null)?.releaseId !== releaseId) throw holdNotActive(holdId);
+  return row!;
 }
 
 /**

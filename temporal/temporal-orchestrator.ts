@@ -37,6 +37,7 @@ export function createTemporalOrchestrator(client: Client, config: Config): Orch
         args: [
           {
             holdId: hold.holdId,
+            companyId: hold.companyId,
             heartbeatTimeoutMs: config.TREEWARDEN_HEARTBEAT_TIMEOUT_MS,
             maximumResumeRetries: config.TREEWARDEN_HOLD_RESUME_RETRIES,
           },

@@ -10,6 +10,7 @@ import { StateKey } from '../domain/search-attributes';
 import { runFiles } from '../runs/run-files';
 import { createWake, dispatchWake } from '../dispatch/wakes';
 import { holdStateQuery } from '../workflows/definitions';
+import { statementsSentDuring } from '../testing/statements';
 import { eventually, seedCompany, startHarness, type Harness } from '../testing/harness';
 import { moveTo } from './support/blocked';
 
@@ -141,6 +142,19 @@ test('a run paused in preparation resumes exactly once; a second release is 409'
   expect(second.status).toBe(409);
   expect(second.body).toEqual({ error: { code: 'conflict', message: `tree hold ${hold.id} is not active` } });
   expect(await resumedRuns(child.id)).toHaveLength(1);
+});
+
+test('a release reads its hold once: the route scopes it, the compare-and-set returns it, the answer shows it', async () => {
+  const { c, parent, child, hold } = await interruptedChild();
+  let answer: Awaited<ReturnType<typeof release>> | undefined;
+  const sent = await statementsSentDuring(async () => void (answer = await release(c.token, parent.id, hold.id)));
+  expect(answer?.status).toBe(200);
+  expect(answer?.body.resumed.map((r: { issueId: string }) => r.issueId)).toEqual([child.id]);
+  const holdReads = sent.filter((s) => /^\s*SELECT "public"\."TreeHold"\./.test(s.text) && s.values.includes(hold.id));
+  // the API's scope check and its answer; the release itself (its fan-out slot, its compare-and-set) reads none
+  expect(holdReads.map((s) => s.text.replace(/\s+/g, ' ').slice(0, 60))).toHaveLength(2);
+  const released = sent.filter((s) => /^\s*UPDATE "public"\."TreeHold"[\s\S]*RETURNING/.test(s.text));
+  expect(released.length).toBeGreaterThanOrEqual(1);
 });
 
 test('a release refused by the database (released outside the workflow) is the same 409, and the workflow completes', async () => {

@@ -57,6 +57,8 @@ export const RESUME_RETRIES_EXHAUSTED = 'ResumeRetriesExhausted';
 
 export interface TreeHoldInput {
   holdId: string;
+  /** the hold's company, so a release's claim of a fan-out slot need not read the hold (absent in older starts) */
+  companyId?: string;
   heartbeatTimeoutMs?: number;
   maximumResumeRetries?: number;
   /** a run continued as new: the released state of the run before it, still retrying resumes */
@@ -77,7 +79,7 @@ export async function treeHoldWorkflow(input: TreeHoldInput): Promise<HoldWorkfl
   const release = async (args: ReleaseArgs): Promise<ResumeReport> => {
     hold.releaseAccepted(args);
     await condition(() => hold.isApplied);
-    const report = await withFanOutSlot(holdId, () => {
+    const report = await withFanOutSlot(input, () => {
       setCurrentDetails(hold.releasingDetails(args));
       const summary = 'Release the hold: re-dispatch the interrupted work once';
       return releaseHold.executeWithOptions({ summary }, [holdId, args]).catch((error: unknown) => {
@@ -144,11 +146,11 @@ async function retryFailedResumes(input: TreeHoldInput, hold: TreeHoldEntity): P
 }
 
 /** Fans out within one of the company's release fan-out slots (TREEWARDEN_COMPANY_MAX_RELEASE_FAN_OUTS). */
-async function withFanOutSlot<T>(holdId: string, fanOut: () => Promise<T>): Promise<T> {
+async function withFanOutSlot<T>({ holdId, companyId }: TreeHoldInput, fanOut: () => Promise<T>): Promise<T> {
   if (!patched(RELEASE_FAN_OUT_CAP_PATCH)) return fanOut();
   const summary = { summary: "Claim a release fan-out slot within the company's cap" };
   const { waits } = await claimWithinCompanyCap(
-    () => fanOutSlots.claimReleaseFanOut.executeWithOptions(summary, [holdId]),
+    () => fanOutSlots.claimReleaseFanOut.executeWithOptions(summary, [holdId, companyId]),
     (c) =>
       c.kind === 'company_at_cap'
         ? `releasing: waiting for the company's cap on release fan-outs (${c.fanningOut} of ${c.cap} fanning out)`
