@@ -112,8 +112,8 @@ test("agents' usage: tokens add up over runs; a session's cumulative cost counts
   ]);
   expect(p.tokens.value).toBe(157);
   expect(p.cost.amounts).toEqual([
-    { currency: 'USD', amount: 0.8 },
     { currency: 'credits', amount: 2 },
+    { currency: 'USD', amount: 0.8 },
   ]);
   expect(p.reportingRuns).toBe(4);
   expect(agentUsage([run('e', 'i', 'succeeded', 0, 1)])).toMatchObject({ tokens: { value: null }, reportingRuns: 0 });
