@@ -36,8 +36,11 @@ const readToken = (deps: Deps, tokenHash: string) =>
     FROM "ApiToken" t LEFT JOIN "Run" r ON r.id = t."runId"
     WHERE t."tokenHash" = ${tokenHash}`;
 
-/** The actor of a board or run token; a run's call is a sign of life for the silent-run watchdog. */
-export async function actorOfToken(deps: Deps, secret: string): Promise<Actor> {
+/**
+ * The actor of a board or run token; a run's call is a sign of life for the silent-run watchdog, unless its route
+ * says otherwise (`signOfLife`: a supervisor's poll proves the supervisor lives, not that its agent works).
+ */
+export async function actorOfToken(deps: Deps, secret: string, signOfLife = true): Promise<Actor> {
   const [token] = await readToken(deps, hashToken(secret));
   if (!token || token.revokedAt) throw new AppError('unauthorized', 'invalid or revoked token');
   if (token.expiresAt && token.expiresAt.getTime() <= Date.now())
@@ -46,7 +49,7 @@ export async function actorOfToken(deps: Deps, secret: string): Promise<Actor> {
   if (token.kind === 'run' && token.runId && token.companyId && token.agentId) {
     if (!token.runStatus || !token.runIssueId || !token.runAgentId || isTerminalRunStatus(token.runStatus))
       throw new AppError('unauthorized', 'run token expired: its run has ended');
-    await noteSignOfLife(deps, token.runId, token.lastApiActivityAt);
+    if (signOfLife) await noteSignOfLife(deps, token.runId, token.lastApiActivityAt);
     const run = { agentId: token.runAgentId, issueId: token.runIssueId, selfReview: token.selfReview === true };
     const { reviewFingerprint, reviewWatchdogId } = token;
     // a review run's watchdog as it stands now; the one statement more is only ever a review run's

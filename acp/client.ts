@@ -6,6 +6,7 @@
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { client, methods, RequestError, type ClientApp } from '@agentclientprotocol/sdk';
+import { ActivityLog } from './activity';
 import type { Journal } from './files';
 import { updateFields, ToolCalls } from './journal-lines';
 import { confinePath, type Access } from './paths';
@@ -20,6 +21,9 @@ export interface ClientState {
   replayed: number;
   cancelling: boolean;
   tools: ToolCalls;
+  /** what the run shows (acp/activity.ts): folded from the same updates and answers, reported when changed */
+  activity: ActivityLog;
+  activityChanged: () => void;
 }
 
 export interface ClientSettings {
@@ -35,6 +39,8 @@ export const newClientState = (): ClientState => ({
   replayed: 0,
   cancelling: false,
   tools: new ToolCalls(),
+  activity: new ActivityLog(),
+  activityChanged: () => undefined,
 });
 
 /** A file served by `fs/read_text_file` is at most this large. */
@@ -87,6 +93,8 @@ export function supervisorClient(settings: ClientSettings, state: ClientState, j
       }
       state.tools.observe(params.update);
       journal.write(updateFields(params.update));
+      state.activity.observe(params.update);
+      state.activityChanged();
     })
     .onRequest(methods.client.session.requestPermission, ({ params }) => {
       checkSession(params.sessionId, methods.client.session.requestPermission);
@@ -104,6 +112,15 @@ export function supervisorClient(settings: ClientSettings, state: ClientState, j
         optionId: decided.optionId,
         text: decided.reason,
       });
+      state.activity.permission({
+        toolCallId: params.toolCall.toolCallId,
+        title: params.toolCall.title ?? null,
+        locations: params.toolCall.locations?.map((l) => l.path) ?? [],
+        decision: decided.decision,
+        optionId: decided.optionId,
+        reason: decided.reason,
+      });
+      state.activityChanged();
       return decided.response;
     })
     .onRequest(methods.client.fs.readTextFile, ({ params }) => {

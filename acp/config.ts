@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { ACP_PRESERVED_EXIT, ACP_SUPERVISOR_DEFAULTS, ACP_SUPERVISOR_MARK } from '../domain/acp-stop';
+import { ACP_MESSAGE_POLICIES, type AcpMessagePolicy } from '../domain/acp-activity';
 import type { LedgerAccess } from './ledger';
 import type { UnlocatedPolicy } from './permission';
 
@@ -30,6 +31,12 @@ export interface SupervisorConfig {
   unlocated: UnlocatedPolicy;
   /** the session ledger (acp/ledger.ts): the run's API and token; null when run by hand without them */
   ledger: LedgerAccess | null;
+  /** how often, at most, the run's activity is reported while it changes (acp/activity.ts) */
+  reportEveryMs: number;
+  /** the adapter's message policy: a person's message waits for the turn's end, or interrupts it */
+  messages: AcpMessagePolicy;
+  /** with `interrupt`: how often a turn asks whether a message is queued */
+  messagePollMs: number;
 }
 
 /** The supervisor's exit codes: 0 only for a turn that ended with `end_turn`. */
@@ -56,6 +63,9 @@ export const SUPERVISOR_ONLY_ENV = [
   'TREEWARDEN_ACP_AGENT_GRACE_MS',
   'TREEWARDEN_ACP_START_TIMEOUT_MS',
   'TREEWARDEN_ACP_UNLOCATED_TOOLS',
+  'TREEWARDEN_ACP_REPORT_MS',
+  'TREEWARDEN_ACP_MESSAGES',
+  'TREEWARDEN_ACP_MESSAGE_POLL_MS',
   ACP_SUPERVISOR_MARK,
 ];
 
@@ -83,8 +93,13 @@ export function supervisorConfig(
   const cancelWaitMs = milliseconds(env, 'TREEWARDEN_ACP_CANCEL_WAIT_MS', DEFAULTS.cancelWaitMs);
   const agentGraceMs = milliseconds(env, 'TREEWARDEN_ACP_AGENT_GRACE_MS', DEFAULTS.agentGraceMs);
   const startTimeoutMs = milliseconds(env, 'TREEWARDEN_ACP_START_TIMEOUT_MS', DEFAULTS.startTimeoutMs);
-  for (const v of [cancelWaitMs, agentGraceMs, startTimeoutMs])
+  const reportEveryMs = milliseconds(env, 'TREEWARDEN_ACP_REPORT_MS', 2_000);
+  const messagePollMs = milliseconds(env, 'TREEWARDEN_ACP_MESSAGE_POLL_MS', 2_000);
+  for (const v of [cancelWaitMs, agentGraceMs, startTimeoutMs, reportEveryMs, messagePollMs])
     if (typeof v === 'string') return { ok: false, error: v };
+  const messages = nonEmpty(env.TREEWARDEN_ACP_MESSAGES) ?? 'after_turn';
+  if (!(ACP_MESSAGE_POLICIES as readonly string[]).includes(messages))
+    return { ok: false, error: `TREEWARDEN_ACP_MESSAGES must be after_turn or interrupt, not ${messages}` };
   const unlocated = nonEmpty(env.TREEWARDEN_ACP_UNLOCATED_TOOLS) ?? 'allow';
   if (unlocated !== 'allow' && unlocated !== 'reject')
     return { ok: false, error: `TREEWARDEN_ACP_UNLOCATED_TOOLS must be allow or reject, not ${unlocated}` };
@@ -108,6 +123,9 @@ export function supervisorConfig(
       startTimeoutMs: startTimeoutMs as number,
       unlocated,
       ledger: ledgerOf(env),
+      reportEveryMs: reportEveryMs as number,
+      messages: messages as AcpMessagePolicy,
+      messagePollMs: messagePollMs as number,
     },
   };
 }

@@ -35,6 +35,7 @@ interface ApiAnswer {
   body: {
     claims?: number;
     items?: unknown;
+    queued?: unknown;
     error?: { message?: string; details?: { reason?: string; runId?: string } };
   } | null;
 }

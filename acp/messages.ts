@@ -16,9 +16,34 @@ interface QueuedMessage {
 
 async function takeMessages(access: LedgerAccess): Promise<QueuedMessage[]> {
   const what = 'the queued messages could not be taken';
-  const { status, body } = await callRunApi(access, 'POST', 'acp-messages/claim', what);
+  // `last`: when none is queued the run ends, so the server closes it to messages in the same transaction
+  const { status, body } = await callRunApi(access, 'POST', 'acp-messages/claim', what, { last: true });
   if (status === 409) throw new ClaimFailed(`${what}: 409 ${body?.error?.message ?? ''}`);
   return (body?.items as QueuedMessage[] | undefined) ?? [];
+}
+
+/**
+ * The `interrupt` policy's watch over a turn: every `everyMs` it asks how many messages are queued
+ * (`GET /api/runs/:id/acp-messages`, no sign of life); true once one is, false once `turn` settles first. A poll that
+ * fails is asked again at the next interval. It takes nothing: the claim comes after the turn is cancelled.
+ */
+export async function messageQueued(access: LedgerAccess, everyMs: number, turn: Promise<unknown>): Promise<boolean> {
+  let over = false;
+  const settled = turn.then(
+    () => (over = true),
+    () => (over = true),
+  );
+  while (!over) {
+    await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, everyMs).unref())]);
+    if (over) return false;
+    try {
+      const { status, body } = await callRunApi(access, 'GET', 'acp-messages', 'the queued messages were not counted');
+      if (status === 200 && typeof body?.queued === 'number' && body.queued > 0) return !over;
+    } catch {
+      // asked again at the next interval
+    }
+  }
+  return false;
 }
 
 /** The prompt of the messages queued for this run's issue, journaled; null when none is queued. */

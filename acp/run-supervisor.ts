@@ -10,34 +10,29 @@ import {
   type InitializeResponse,
   type PromptResponse,
 } from '@agentclientprotocol/sdk';
+import { ActivityReporter } from './activity';
 import { describeExit, startAgent, within, type AgentChild } from './agent-child';
 import { newClientState, supervisorClient } from './client';
 import { agentEnvironment, EXIT, type SupervisorConfig } from './config';
 import { Journal, readWake, writeFileAtomic } from './files';
 import { claimOrRefuse } from './ledger';
-import { nextMessagesPrompt } from './messages';
+import { messageQueued, nextMessagesPrompt } from './messages';
+import { AgentGone, messageOf, openSession, StepFailed, type SessionOpener } from './open-session';
 import { buildPrompt } from './prompt';
 import {
   checkpointFor,
-  fallbackAfterFailedLoad,
   planSession,
   previousSessionOf,
   sessionCapabilitiesOf,
   sessionRecord,
   type AcpSessionRef,
-  type Fallback,
-  type SessionOrigin,
-  type SessionPlan,
 } from './session-rules';
 import { stopVerdict, type SupervisorPhase, type TurnAnswer } from './stop-rules';
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
 /** How long an answer the agent wrote before it exited may take to be read. */
 const AGENT_EXIT_DRAIN_MS = 500;
-
-class StepFailed extends Error {}
-class AgentGone extends Error {}
+/** How long the last activity report may hold up the exit (a stop's first layer is bounded). */
+const LAST_REPORT_MS = 2_000;
 
 export class RunSupervisor {
   private phase: SupervisorPhase = 'starting';
@@ -49,6 +44,9 @@ export class RunSupervisor {
   private prompt: Promise<PromptResponse> | null = null;
   private stopping: Promise<number> | null = null;
   private finished = false;
+  /** the turn under way was cancelled for a person's message (the `interrupt` policy) */
+  private interrupted = false;
+  private readonly reporter: ActivityReporter;
   private stopRequested: () => void = () => undefined;
   private readonly stopRequest = new Promise<void>((resolve) => (this.stopRequested = resolve));
 
@@ -64,6 +62,8 @@ export class RunSupervisor {
       this.journal,
     );
     this.connection = app.connect(this.child.stream);
+    this.reporter = new ActivityReporter(cfg.ledger, this.state.activity, cfg.reportEveryMs, this.journal);
+    this.state.activityChanged = () => this.reporter.changed();
   }
 
   /** The whole run; resolves with the exit code once the agent has been ended. */
@@ -73,6 +73,7 @@ export class RunSupervisor {
     // a stop's verdict wins over the turn's end: the turn was cancelled, or ended while the stop decided
     const code = this.stopping ? await this.stopping : await turn;
     this.finished = true;
+    await within(this.reporter.flush(), LAST_REPORT_MS);
     const exit = await this.child.end(this.cfg.agentGraceMs);
     if (exit === null) this.say('the agent did not end after SIGKILL');
     this.connection.close();
@@ -116,7 +117,7 @@ export class RunSupervisor {
     const wake = readWake(this.cfg.contextFile, this.cfg.capsuleFile);
     for (const problem of wake.problems) this.journal.write({ kind: 'run_file_problem', text: problem });
     const current = { cwd: this.cfg.workspace, command: this.cfg.command, host: hostname() };
-    const opened = await this.openSession(planSession(previousSessionOf(wake.contextValue), current, caps));
+    const opened = await openSession(this.opener(), planSession(previousSessionOf(wake.contextValue), current, caps));
     this.ref = { sessionId: opened.sessionId, ...current };
     // recorded before the first prompt: a session this run may have changed is never unknown
     const record = sessionRecord(this.ref, opened.origin, opened.fallback, this.cfg.runId, new Date());
@@ -143,8 +144,10 @@ export class RunSupervisor {
       fallback: opened.fallback,
     });
     let stopReason = await this.promptTurn(opened.sessionId, blocks);
-    // messages a person posted meanwhile: the next prompts of the same session, each once, after the turn ended
-    while (stopReason === 'end_turn' && this.cfg.ledger && !this.stopping) {
+    // messages a person posted meanwhile: the next prompts of the same session, each once, after the turn ended or
+    // was cancelled for them; the claim that finds none is the last (the run then takes no more)
+    while ((stopReason === 'end_turn' || this.interrupted) && this.cfg.ledger && !this.stopping) {
+      this.interrupted = false;
       const next = await nextMessagesPrompt(this.cfg.ledger, this.journal);
       if (!next) break;
       stopReason = await this.promptTurn(opened.sessionId, next);
@@ -157,11 +160,34 @@ export class RunSupervisor {
 
   private async promptTurn(sessionId: string, prompt: ContentBlock[]): Promise<unknown> {
     this.phase = 'prompting';
-    this.prompt = this.whileAgentLives(this.connection.agent.request('session/prompt', { sessionId, prompt }));
-    const response = await this.prompt;
+    const prompting = this.whileAgentLives(this.connection.agent.request('session/prompt', { sessionId, prompt }));
+    this.prompt = prompting;
+    if (this.cfg.messages === 'interrupt' && this.cfg.ledger)
+      void messageQueued(this.cfg.ledger, this.cfg.messagePollMs, prompting).then((queued) => {
+        if (queued) this.interruptTurn(sessionId);
+      });
+    const response = await prompting;
     this.phase = 'ended';
-    this.journal.write({ kind: 'turn_end', stopReason: response?.stopReason, openToolCalls: this.state.tools.open() });
+    if (!this.stopping) this.state.cancelling = false;
+    const usage = (response as { usage?: unknown } | null)?.usage;
+    this.state.activity.turnUsage(usage);
+    this.reporter.changed();
+    this.journal.write({
+      kind: 'turn_end',
+      stopReason: response?.stopReason,
+      openToolCalls: this.state.tools.open(),
+      ...(usage ? { usage } : {}),
+    });
     return response?.stopReason;
+  }
+
+  /** A person's message is queued and the policy is `interrupt`: cancel the turn; the loop then prompts it. */
+  private interruptTurn(sessionId: string): void {
+    if (this.stopping || this.phase !== 'prompting') return;
+    this.interrupted = true;
+    this.state.cancelling = true;
+    this.journal.write({ kind: 'interrupt', text: 'a message is queued: the turn is cancelled for it' });
+    this.agentNotifyCancel(sessionId);
   }
 
   /**
@@ -177,6 +203,11 @@ export class RunSupervisor {
     return Promise.race([request, gone]);
   }
 
+  private opener(): SessionOpener {
+    const { connection, state, journal } = this;
+    return { connection, state, journal, workspace: this.cfg.workspace, step: (name, r) => this.step(name, r) };
+  }
+
   /** A start-up request, bounded by TREEWARDEN_ACP_START_TIMEOUT_MS. */
   private async step<T>(name: string, request: Promise<T>): Promise<T> {
     const answered = await within(
@@ -185,48 +216,6 @@ export class RunSupervisor {
     );
     if (!answered) throw new StepFailed(`the agent did not answer ${name} within ${this.cfg.startTimeoutMs} ms`);
     return answered.value;
-  }
-
-  private async openSession(
-    plan: SessionPlan,
-  ): Promise<{ sessionId: string; origin: SessionOrigin; fallback: Fallback | null }> {
-    const agent = this.connection.agent;
-    const cwd = this.cfg.workspace;
-    let fallback: Fallback | null = null;
-    if (plan.method === 'session/new') fallback = plan.fallback;
-    else {
-      this.state.sessionId = plan.sessionId;
-      this.state.loading = true;
-      try {
-        const params = { sessionId: plan.sessionId, cwd, mcpServers: [] };
-        const request =
-          plan.method === 'session/load'
-            ? agent.request('session/load', params)
-            : agent.request('session/resume', params);
-        await this.step(plan.method, request);
-        return { sessionId: plan.sessionId, origin: plan.method === 'session/load' ? 'loaded' : 'resumed', fallback };
-      } catch (error) {
-        // an agent that is gone, or silent, gets no second request: only a refused load falls back
-        if (error instanceof StepFailed || error instanceof AgentGone || this.connection.signal.aborted) throw error;
-        fallback = fallbackAfterFailedLoad(plan.sessionId, messageOf(error));
-      } finally {
-        this.state.loading = false;
-      }
-      this.state.sessionId = null;
-    }
-    if (fallback)
-      this.journal.write({
-        kind: 'session_fallback',
-        reason: fallback.reason,
-        sessionId: fallback.sessionId,
-        text: fallback.detail,
-      });
-    const created = await this.step('session/new', agent.request('session/new', { cwd, mcpServers: [] }));
-    const sessionId: unknown = created?.sessionId;
-    if (typeof sessionId !== 'string' || sessionId === '')
-      throw new StepFailed('the agent answered session/new without a session id');
-    this.state.sessionId = sessionId;
-    return { sessionId, origin: 'new', fallback };
   }
 
   private async failure(error: unknown): Promise<number> {

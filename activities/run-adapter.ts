@@ -128,7 +128,7 @@ export async function executeRun(deps: Deps, runId: string): Promise<RunOutcome>
       ...(capsule ? { TREEWARDEN_CAPSULE_FILE: files.capsule } : {}),
       TREEWARDEN_OUTCOME_FILE: files.outcome,
       // the supervisor's mark (its agent does not inherit it): how a stop finds it
-      ...(adapter.type === 'acp' ? { [ACP_SUPERVISOR_MARK]: '1' } : {}),
+      ...(adapter.type === 'acp' ? { [ACP_SUPERVISOR_MARK]: '1', TREEWARDEN_ACP_MESSAGES: adapter.messages } : {}),
     }),
     files.exitStatus,
   );

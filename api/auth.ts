@@ -15,5 +15,5 @@ export async function authenticate(deps: Deps, request: FastifyRequest): Promise
   const secret = match[1];
   const adminToken = deps.config.TREEWARDEN_ADMIN_TOKEN;
   if (adminToken && sameSecret(secret, adminToken)) return { kind: 'admin' };
-  return actorOfToken(deps, secret);
+  return actorOfToken(deps, secret, request.routeOptions.config.signOfLife !== false);
 }

@@ -4,7 +4,7 @@ import { named, timestamp, uuid } from './schemas';
 
 const figure = z.object({
   value: z.number().nullable(),
-  unit: z.enum(['seconds', 'count']),
+  unit: z.enum(['seconds', 'count', 'tokens']),
   counts: z.string().meta({ description: 'what the figure counts' }),
 });
 export const Postmortem = named(
@@ -24,5 +24,10 @@ export const Postmortem = named(
     orphanMonitorCount: figure,
     contextOverflows: figure,
     detachedProcessCount: figure,
+    agentUsage: z.object({
+      tokens: figure,
+      cost: z.object({ amounts: z.array(z.object({ currency: z.string(), amount: z.number() })), counts: z.string() }),
+      reportingRuns: z.number().meta({ description: 'runs whose agent reported usage' }),
+    }),
   }),
 );

@@ -99,6 +99,10 @@ const InspectedRun = Run.omit({
   endReason: z.string().nullable(),
   acpSessionId: z.string().nullable(),
   acpSessionOrigin: z.string().nullable(),
+  usageTokens: z.number().nullable(),
+  usageCost: z.number().nullable(),
+  usageCurrency: z.string().nullable(),
+  acpMessagesClosedAt: timestamp.nullable(),
 });
 const Finding = z.object({
   id: uuid,
@@ -180,6 +184,11 @@ export const AcpMessagesClaimed = named(
   'AcpMessagesClaimed',
   z.object({ items: z.array(z.object({ id: uuid, body: z.string(), createdAt: timestamp })) }),
 );
+export const AcpMessagesQueued = named(
+  'AcpMessagesQueued',
+  z.object({ queued: z.number().meta({ description: "messages queued for the run's issue, not yet taken" }) }),
+);
+export const AcpActivityRecorded = named('AcpActivityRecorded', z.object({ runId: uuid }));
 export const LostHost = named(
   'LostHost',
   z.object({ hostId: z.string(), declaredAt: timestamp, settledRuns: z.number(), settledJobs: z.number() }),

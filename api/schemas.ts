@@ -4,6 +4,7 @@
  * handler that sends another shape fails (api/openapi.ts), so the document cannot drift from the server.
  */
 import { z } from 'zod';
+import { acpActivitySchema } from '../domain/acp-activity';
 import { adapterSchema } from '../domain/adapter';
 import type { ErrorCode } from '../domain/errors';
 import { AGENT_STATUSES, ISSUE_STATUSES, RUN_STATUSES } from '../domain/statuses';
@@ -166,6 +167,9 @@ export const StopResult = named(
   ]),
 );
 
+/** an acp run's activity as its supervisor reported it (domain/acp-activity.ts bounds it) */
+export const AcpActivity = named('AcpActivity', acpActivitySchema);
+
 export const Run = named(
   'Run',
   z.object({
@@ -204,6 +208,9 @@ export const Run = named(
       .object({ sessionId: z.string(), origin: z.string().nullable() })
       .nullable()
       .meta({ description: "an acp run's ACP session, claimed by its supervisor before its first prompt" }),
+    acpActivity: AcpActivity.nullable().meta({
+      description: "an acp run's last tool calls, message, permission decisions and usage, as its supervisor reported",
+    }),
   }),
 );
 

@@ -16,6 +16,7 @@ import { registerExecutionBlockerRoutes } from './routes/execution-blockers';
 import { registerHoldRoutes } from './routes/holds';
 import { registerHostRoutes } from './routes/hosts';
 import { registerSupervisionRoutes } from './routes/supervision';
+import { registerAcpRoutes } from './routes/acp';
 import { registerViewRoutes } from './routes/views';
 import { registerWatchdogRoutes } from './routes/watchdogs';
 import { registerMonitorRoutes } from './routes/monitors';
@@ -29,6 +30,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** served without a bearer token (the OpenAPI document, its page, the console's own session check) */
     public?: boolean;
+    /** a run token's call here is no sign of life for the silent-run watchdog (an ACP supervisor's poll) */
+    signOfLife?: false;
   }
 }
 
@@ -133,6 +136,7 @@ export function buildApi(deps: Deps, options: ApiOptions = {}): FastifyInstance 
     registerMonitorRoutes(api, deps);
     registerHoldRoutes(api, deps);
     registerSupervisionRoutes(api, deps);
+    registerAcpRoutes(api, deps);
     registerExecutionBlockerRoutes(api, deps);
     registerHostRoutes(api, deps);
     registerViewRoutes(api, deps);

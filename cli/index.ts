@@ -15,6 +15,7 @@ import { runScript } from './run-script';
 import { formatTree } from './tree-format';
 import { addRolloutCommands } from './rollout';
 import { print, type JsonOption } from './output';
+import { acpActivityLines } from './acp-activity';
 import { candidateWorkflowIds, describeWorkflow, humanStatus, workflowStatus } from './workflow-status';
 
 const EXIT_HELP = `
@@ -138,6 +139,7 @@ function buildProgram(): Command {
           : []),
         ...(view.supersededBy ? [`  superseded by run ${view.supersededBy.run.id}`] : []),
         ...(view.run?.acpSessionId ? [`  ACP session ${view.run.acpSessionId} (${view.run.acpSessionOrigin})`] : []),
+        ...acpActivityLines(view.run?.acpActivity),
       ].join('\n'),
     );
   });

@@ -47,6 +47,8 @@ export type RequestTypesMatchTheDocument = [
   Assert<Same<C.EvidenceRequest, Body<'/api/runs/{id}/evidence', 'post'>>>,
   Assert<Same<C.SilenceDecisionRequest, Body<'/api/runs/{id}/silence', 'post'>>>,
   Assert<Same<C.AcpSessionClaimRequest, Body<'/api/runs/{id}/acp-session', 'put'>>>,
+  Assert<Same<C.AcpActivityReport, Body<'/api/runs/{id}/acp-activity', 'put'>>>,
+  Assert<Same<C.AcpMessagesClaimRequest, Body<'/api/runs/{id}/acp-messages/claim', 'post'>>>,
   Assert<Same<C.ResolveBlockerRequest, Body<'/api/execution-blockers/{id}/resolve', 'post'>>>,
   Assert<Same<C.TreeQuery, Query<'/api/issues/{id}/tree'>>>,
   Assert<Same<C.ActivityQuery, Query<'/api/issues/{id}/activity'>>>,
@@ -85,5 +87,7 @@ export type AnswerTypesMatchTheDocument = [
       Documented<'/api/companies/{companyId}/webhooks/{webhookId}/deliveries', 'get'>
     >
   >,
+  Assert<Same<Answered<'queuedAcpMessages'>, Documented<'/api/runs/{id}/acp-messages', 'get'>>>,
+  Assert<Same<Answered<'reportAcpActivity'>, Documented<'/api/runs/{id}/acp-activity', 'put'>>>,
   Assert<Same<Answered<'getPostmortem'>, Documented<'/api/issues/{id}/postmortem', 'get'>>>,
 ];

@@ -29,6 +29,8 @@ import type {
   SilenceDecision,
   AcpSessionClaimed,
   AcpMessagesClaimed,
+  AcpActivityRecorded,
+  AcpMessagesQueued,
   TreeHold,
   TreeHoldWithMembers,
   TreeNode,
@@ -100,7 +102,13 @@ export function createTreewardenClient(options: TreewardenClientOptions) {
     claimAcpSession: (runId: string, body: Req.AcpSessionClaimRequest) =>
       call<AcpSessionClaimed>('PUT', path`/api/runs/${runId}/acp-session`, body),
     /** with the run's own token: the messages queued for its issue, oldest first, each to one run once */
-    claimAcpMessages: (runId: string) => call<AcpMessagesClaimed>('POST', path`/api/runs/${runId}/acp-messages/claim`),
+    claimAcpMessages: (runId: string, body: Req.AcpMessagesClaimRequest = {}) =>
+      call<AcpMessagesClaimed>('POST', path`/api/runs/${runId}/acp-messages/claim`, body),
+    /** with the run's own token: how many messages are queued (not a sign of life for the silence watchdog) */
+    queuedAcpMessages: (runId: string) => call<AcpMessagesQueued>('GET', path`/api/runs/${runId}/acp-messages`),
+    /** with the run's own token: its last tool calls, message, permission decisions and usage (bounded) */
+    reportAcpActivity: (runId: string, body: Req.AcpActivityReport) =>
+      call<AcpActivityRecorded>('PUT', path`/api/runs/${runId}/acp-activity`, body),
 
     /** `null` when the issue has no active watchdog */
     getWatchdog: (issueId: string) => call<Watchdog | null>('GET', path`/api/issues/${issueId}/watchdog`),

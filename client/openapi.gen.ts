@@ -209,6 +209,11 @@ export interface paths {
                                 [key: string]: string;
                             };
                             cwd?: string;
+                            /**
+                             * @default after_turn
+                             * @enum {string}
+                             */
+                            messages?: "after_turn" | "interrupt";
                         } | {
                             /** @enum {string} */
                             type: "noop";
@@ -310,6 +315,11 @@ export interface paths {
                                 [key: string]: string;
                             };
                             cwd?: string;
+                            /**
+                             * @default after_turn
+                             * @enum {string}
+                             */
+                            messages?: "after_turn" | "interrupt";
                         } | {
                             /** @enum {string} */
                             type: "noop";
@@ -2076,6 +2086,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/acp-activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** An acp run's supervisor reports its last tool calls, message, permission decisions and usage (bounded; shown on the run, the usage in the postmortem) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AcpActivity"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AcpActivityRecorded"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/acp-messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many of an acp run's issue's messages are queued (its supervisor's poll during a turn) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AcpMessagesQueued"];
+                    };
+                };
+                /** @description Default Response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Default Response */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/acp-messages/claim": {
         parameters: {
             query?: never;
@@ -2095,7 +2221,13 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        last?: boolean;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -2809,6 +2941,11 @@ export interface components {
                     [key: string]: string;
                 };
                 cwd?: string;
+                /**
+                 * @default after_turn
+                 * @enum {string}
+                 */
+                messages: "after_turn" | "interrupt";
             } | {
                 /** @enum {string} */
                 type: "noop";
@@ -2916,6 +3053,34 @@ export interface components {
             declaredAt: string;
             previous?: unknown;
         };
+        AcpActivity: {
+            toolCalls: {
+                toolCallId: string;
+                title: string | null;
+                kind: string | null;
+                status: string;
+            }[];
+            lastMessage: string | null;
+            permissions: {
+                toolCallId: string;
+                title: string | null;
+                locations: string[];
+                decision: string;
+                optionId: string | null;
+                reason: string;
+            }[];
+            usage: {
+                tokens: number | null;
+                cost: {
+                    amount: number;
+                    currency: string;
+                } | null;
+                context: {
+                    used: number;
+                    size: number;
+                } | null;
+            };
+        };
         Run: {
             id: string;
             companyId: string;
@@ -2955,6 +3120,7 @@ export interface components {
                 sessionId: string;
                 origin: string | null;
             } | null;
+            acpActivity: components["schemas"]["AcpActivity"] | null;
         };
         Wake: {
             id: string;
@@ -3230,6 +3396,7 @@ export interface components {
                 silentState: "ok" | "suspicious" | "critical" | null;
                 supersededByRunId: string | null;
                 endReason: string | null;
+                acpActivity: components["schemas"]["AcpActivity"] | null;
                 wakeRequestId: string | null;
                 companyCapQueuedAt: string | null;
                 adapterEntered: boolean;
@@ -3249,6 +3416,10 @@ export interface components {
                 silentDecisionUntil: string | null;
                 acpSessionId: string | null;
                 acpSessionOrigin: string | null;
+                usageTokens: number | null;
+                usageCost: number | null;
+                usageCurrency: string | null;
+                acpMessagesClosedAt: string | null;
             };
             jobs?: {
                 id: string;
@@ -3339,6 +3510,12 @@ export interface components {
                 body: string;
                 createdAt: string;
             }[];
+        };
+        AcpMessagesQueued: {
+            queued: number;
+        };
+        AcpActivityRecorded: {
+            runId: string;
         };
         LostHost: {
             hostId: string;
@@ -3529,20 +3706,20 @@ export interface components {
             productiveTime: {
                 value: number | null;
                 /** @enum {string} */
-                unit: "seconds" | "count";
+                unit: "seconds" | "count" | "tokens";
                 counts: string;
             };
             watchdogRecoveryTime: {
                 p50: {
                     value: number | null;
                     /** @enum {string} */
-                    unit: "seconds" | "count";
+                    unit: "seconds" | "count" | "tokens";
                     counts: string;
                 };
                 max: {
                     value: number | null;
                     /** @enum {string} */
-                    unit: "seconds" | "count";
+                    unit: "seconds" | "count" | "tokens";
                     counts: string;
                 };
                 recovered: number;
@@ -3552,26 +3729,42 @@ export interface components {
             falseStaleCount: {
                 value: number | null;
                 /** @enum {string} */
-                unit: "seconds" | "count";
+                unit: "seconds" | "count" | "tokens";
                 counts: string;
             };
             orphanMonitorCount: {
                 value: number | null;
                 /** @enum {string} */
-                unit: "seconds" | "count";
+                unit: "seconds" | "count" | "tokens";
                 counts: string;
             };
             contextOverflows: {
                 value: number | null;
                 /** @enum {string} */
-                unit: "seconds" | "count";
+                unit: "seconds" | "count" | "tokens";
                 counts: string;
             };
             detachedProcessCount: {
                 value: number | null;
                 /** @enum {string} */
-                unit: "seconds" | "count";
+                unit: "seconds" | "count" | "tokens";
                 counts: string;
+            };
+            agentUsage: {
+                tokens: {
+                    value: number | null;
+                    /** @enum {string} */
+                    unit: "seconds" | "count" | "tokens";
+                    counts: string;
+                };
+                cost: {
+                    amounts: {
+                        currency: string;
+                        amount: number;
+                    }[];
+                    counts: string;
+                };
+                reportingRuns: number;
             };
         };
     };

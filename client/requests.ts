@@ -3,7 +3,7 @@
  * ways at compile time (the answers are derived from it: client/responses.ts).
  */
 import type { AgentStatus, IssueStatus } from '../domain/statuses';
-import type { BlockerResolution, InteractionAudience, NotificationEvent } from './responses';
+import type { AcpActivity, BlockerResolution, InteractionAudience, NotificationEvent } from './responses';
 
 export interface CreateCompanyRequest {
   name: string;
@@ -19,7 +19,15 @@ export type AgentAdapterInput =
       cwd?: string;
       prepare?: { command: string; args?: string[] };
     }
-  | { type: 'acp'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
+  | {
+      type: 'acp';
+      command: string;
+      args?: string[];
+      env?: Record<string, string>;
+      cwd?: string;
+      /** a person's message waits for the turn's end (default) or interrupts it (session/cancel, then the message) */
+      messages?: 'after_turn' | 'interrupt';
+    }
   | { type: 'noop' };
 
 export interface CreateAgentRequest {
@@ -128,6 +136,15 @@ export interface AcpSessionClaimRequest {
   command: string[];
   host: string;
   origin: 'new' | 'loaded' | 'resumed';
+}
+
+/** `PUT /api/runs/:id/acp-activity`: an acp run's supervisor's report, with its run token (acp/activity.ts) */
+export type AcpActivityReport = AcpActivity;
+
+/** `POST /api/runs/:id/acp-messages/claim` */
+export interface AcpMessagesClaimRequest {
+  /** nothing queued means the run ends: close it to messages in the same transaction */
+  last?: boolean;
 }
 
 export interface CreateInteractionRequest {

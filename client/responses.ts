@@ -29,6 +29,10 @@ export type Comment = Schemas['Comment'];
 export type Wake = Schemas['Wake'];
 
 export type Run = Schemas['Run'];
+/** an acp run's last tool calls, message, permission decisions and usage, as its supervisor reported them */
+export type AcpActivity = Schemas['AcpActivity'];
+export type AcpActivityRecorded = Schemas['AcpActivityRecorded'];
+export type AcpMessagesQueued = Schemas['AcpMessagesQueued'];
 export type StopOutcome = NonNullable<Run['stopOutcome']>;
 export type StopResult = Schemas['StopResult'];
 export type StopAttempt = Schemas['StopAttempt'];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACP_MESSAGE_POLICIES } from './acp-activity';
 import { safeString } from './safe-input';
 
 const commandSchema = safeString().min(1, 'must not be empty').max(4096);
@@ -25,7 +26,14 @@ export const adapterSchema = z.discriminatedUnion('type', [
       prepare: z.object({ command: commandSchema, args: argsSchema }).strict().optional(),
     })
     .strict(),
-  z.object({ type: z.literal('acp'), ...localCommand }).strict(),
+  z
+    .object({
+      type: z.literal('acp'),
+      ...localCommand,
+      // a person's message waits for the turn's end (after_turn) or cancels the turn and is the next prompt
+      messages: z.enum(ACP_MESSAGE_POLICIES).default('after_turn'),
+    })
+    .strict(),
   z.object({ type: z.literal('noop') }).strict(),
 ]);
 

@@ -32,6 +32,11 @@ export interface RunFacts {
   endReason: string | null;
   /** pids the verified stop found alive after SIGTERM (stop-partial), 0 when clean */
   stopSurvivors: number;
+  /** what an acp run's agent reported (null when it reported nothing): its turns' tokens, its session's cost */
+  usageTokens: number | null;
+  usageCost: number | null;
+  usageCurrency: string | null;
+  acpSessionId: string | null;
 }
 
 export interface PostmortemFacts {
@@ -54,8 +59,14 @@ export interface PostmortemFacts {
 
 export interface Figure {
   value: number | null;
-  unit: 'seconds' | 'count';
+  unit: 'seconds' | 'count' | 'tokens';
   counts: string;
+}
+
+export interface AgentUsage {
+  tokens: Figure;
+  cost: { amounts: { currency: string; amount: number }[]; counts: string };
+  reportingRuns: number;
 }
 
 export interface Postmortem {
@@ -66,6 +77,7 @@ export interface Postmortem {
   orphanMonitorCount: Figure;
   contextOverflows: Figure;
   detachedProcessCount: Figure;
+  agentUsage: AgentUsage;
 }
 
 const seconds = (ms: number) => Math.round(ms) / 1000;
@@ -74,6 +86,42 @@ const seconds = (ms: number) => Math.round(ms) / 1000;
 export function percentile(sorted: number[], p: number): number | null {
   if (sorted.length === 0) return null;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/**
+ * Tokens are per turn, so a run's add up; a cost is its session's running total, so each session counts its largest
+ * (the last its runs reported) once, per currency.
+ */
+export function agentUsage(runs: RunFacts[]): AgentUsage {
+  const reporting = runs.filter((r) => r.usageTokens !== null || r.usageCost !== null);
+  const tokens = reporting.reduce<number | null>(
+    (sum, r) => (r.usageTokens === null ? sum : (sum ?? 0) + r.usageTokens),
+    null,
+  );
+  const perSession = new Map<string, { currency: string; amount: number }>();
+  for (const r of reporting) {
+    if (r.usageCost === null || r.usageCurrency === null) continue;
+    const key = `${r.acpSessionId ?? `run:${r.id}`}\u0000${r.usageCurrency}`;
+    const seen = perSession.get(key);
+    if (!seen || seen.amount < r.usageCost) perSession.set(key, { currency: r.usageCurrency, amount: r.usageCost });
+  }
+  const byCurrency = new Map<string, number>();
+  for (const { currency, amount } of perSession.values())
+    byCurrency.set(currency, (byCurrency.get(currency) ?? 0) + amount);
+  return {
+    tokens: {
+      value: tokens,
+      unit: 'tokens',
+      counts: 'tokens acp agents reported for their turns (ACP PromptResponse.usage), summed over runs',
+    },
+    cost: {
+      amounts: [...byCurrency]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([currency, amount]) => ({ currency, amount })),
+      counts: "acp agents' reported session cost (usage_update), each session's latest total once, per currency",
+    },
+    reportingRuns: reporting.length,
+  };
 }
 
 export function computePostmortem(f: PostmortemFacts): Postmortem {
@@ -153,5 +201,6 @@ export function computePostmortem(f: PostmortemFacts): Postmortem {
       counts:
         'processes found alive after SIGTERM by a stop-partial stop (runs and jobs), plus processes reaped as orphans',
     },
+    agentUsage: agentUsage(f.runs),
   };
 }

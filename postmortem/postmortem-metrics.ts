@@ -74,6 +74,21 @@ export function registerPostmortemMetrics(registry: Registry, db: Db, log: Logge
     'Processes found alive after SIGTERM by stop-partial stops, plus processes reaped as orphans',
     (p) => p.detachedProcessCount.value,
   );
+  gauge(
+    'treewarden_postmortem_agent_tokens',
+    'Tokens acp agents reported for their turns (ACP PromptResponse.usage), summed over runs',
+    (p) => p.agentUsage.tokens.value,
+  );
+  new Gauge({
+    name: 'treewarden_postmortem_agent_cost',
+    help: "acp agents' reported session cost (usage_update): each session's latest total once, per currency",
+    labelNames: ['currency'] as const,
+    registers: [registry],
+    async collect() {
+      const p = await current();
+      for (const { currency, amount } of p?.agentUsage.cost.amounts ?? []) this.set({ currency }, amount);
+    },
+  });
   new Gauge({
     name: 'treewarden_postmortem_watchdog_recovery_seconds',
     help:

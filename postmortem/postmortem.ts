@@ -42,6 +42,10 @@ async function postmortemFacts(db: Db, scope: Scope, now: Date): Promise<Postmor
       lastApiActivityAt: true,
       silentState: true,
       silentDecision: true,
+      usageTokens: true,
+      usageCost: true,
+      usageCurrency: true,
+      acpSessionId: true,
     },
   });
   const runIds = runs.map((r) => r.id);
@@ -79,6 +83,10 @@ async function postmortemFacts(db: Db, scope: Scope, now: Date): Promise<Postmor
       finishedAt: r.finishedAt,
       endReason: r.endReason,
       stopSurvivors: survivorsOf(r.stopResult),
+      usageTokens: r.usageTokens,
+      usageCost: r.usageCost,
+      usageCurrency: r.usageCurrency,
+      acpSessionId: r.acpSessionId,
     })),
     stoppedVerdicts,
     silentFindings: findings

@@ -1,4 +1,5 @@
 /** Run lifecycle in the database: begin, enter the adapter, finish, stop. Each step is a CAS. */
+import type { AcpActivity } from '../domain/acp-activity';
 import type { Tx } from '../db/prisma';
 import type { Run } from '../generated/prisma/client';
 import type { Actor } from '../domain/actor';
@@ -186,6 +187,7 @@ type RunRow = Pick<
   | 'companyCapQueuedAt'
   | 'acpSessionId'
   | 'acpSessionOrigin'
+  | 'acpActivity'
 >;
 
 /** A run as the API shows it (its owner token and supervision internals stay inside). */
@@ -220,6 +222,8 @@ export const presentRun = (r: RunRow, executionBlocker: PresentedBlocker | null 
   waitingForCompanyCapSince: r.status === 'queued' ? r.companyCapQueuedAt : null,
   // an acp run's session, as its supervisor claimed it (the ledger: runs/acp-sessions.ts)
   acpSession: r.acpSessionId === null ? null : { sessionId: r.acpSessionId, origin: r.acpSessionOrigin },
+  // its last tool calls, message, permission decisions and usage, as its supervisor reported them (acp/activity.ts)
+  acpActivity: r.acpActivity as AcpActivity | null,
 });
 
 /** An issue's runs, oldest first, each with the blocker its stop created. */

@@ -30,7 +30,7 @@ afterAll(async () => {
 
 let workspaces = 0;
 /** An issue assigned to an `acp` agent running the fixture in `mode`, in a workspace of its own. */
-async function acpIssue(c: SeededCompany, mode: string, env: Record<string, string> = {}) {
+async function acpIssue(c: SeededCompany, mode: string, env: Record<string, string> = {}, adapter: object = {}) {
   const workspace = path.join(scratch, `ws-${++workspaces}`);
   mkdirSync(workspace);
   const agent = await c.agent({
@@ -38,6 +38,7 @@ async function acpIssue(c: SeededCompany, mode: string, env: Record<string, stri
     ...ACP_FIXTURE,
     env: { ACP_FIXTURE_MODE: mode, ACP_FIXTURE_THEN: 'work', ...env },
     cwd: workspace,
+    ...adapter,
   });
   const parent = await c.issue({ title: 'acp parent' });
   const child = await c.issue({ title: 'acp child', parentId: parent.id, assigneeAgentId: agent.id, status: 'todo' });
@@ -100,6 +101,47 @@ test('an acp run: the supervisor runs the agent through one turn, journaled, and
   expect((await h.request('GET', `/api/runs/${runId}`, c.token)).body.acpSession).toEqual({ sessionId, origin: 'new' });
   expect(await consoleRunPage(c.token, runId)).toContain(`<td class="mono" id="acp-session">${sessionId} (new)</td>`);
   expect(await cliInspect(c.token, runId)).toContain(`ACP session ${sessionId} (new)`);
+});
+
+test('what an acp run shows: its tool calls with their status, its last message, the permission decisions and the usage its agent reported, which the postmortem counts', async () => {
+  const c = await seedCompany(h);
+  const { workspace, parent, child } = await acpIssue(c, 'work');
+  const runId = await wake(c, child.id);
+  expect(await settled(runId)).toMatchObject({ status: 'succeeded' });
+  const target = path.join(workspace, 'hello.txt');
+  expect((await h.request('GET', `/api/runs/${runId}`, c.token)).body.acpActivity).toEqual({
+    toolCalls: [{ toolCallId: 'write-1', title: 'Write hello.txt', kind: 'edit', status: 'completed' }],
+    lastMessage: 'done',
+    permissions: [
+      {
+        toolCallId: 'write-1',
+        title: 'Write hello.txt',
+        locations: [target],
+        decision: 'allowed',
+        optionId: 'yes',
+        reason: expect.any(String),
+      },
+    ],
+    usage: { tokens: 150, cost: { amount: 0.25, currency: 'USD' }, context: { used: 1200, size: 200_000 } },
+  });
+  const page = await consoleRunPage(c.token, runId);
+  expect(page).toMatch(
+    /<tr data-tool-call="write-1"><td class="mono">write-1<\/td><td>edit<\/td><td data-status="completed">/,
+  );
+  expect(page).toContain('<td data-decision="allowed">allowed (yes)</td>');
+  expect(page).toContain('<strong>Last message:</strong> done</p>');
+  expect(page).toContain('150 tokens · cost 0.25 USD');
+  const inspected = await cliInspect(c.token, runId);
+  expect(inspected).toContain('tool call write-1: completed — Write hello.txt');
+  expect(inspected).toContain(`permission write-1 (Write hello.txt): allowed for ${target}`);
+  expect(inspected).toContain('last message: done');
+  expect(inspected).toContain('usage: 150 tokens, cost 0.25 USD, context 1200/200000');
+  const postmortem = (await h.request('GET', `/api/issues/${parent.id}/postmortem`, c.token)).body;
+  expect(postmortem.agentUsage).toMatchObject({
+    tokens: { value: 150, unit: 'tokens' },
+    cost: { amounts: [{ currency: 'USD', amount: 0.25 }] },
+    reportingRuns: 1,
+  });
 });
 
 /** `treewarden inspect <runId>` as an operator runs it */
@@ -233,6 +275,22 @@ test('the session ledger: a run cannot claim a session another live run drives, 
   expect(bad.status).toBe(400);
   expect(bad.body.error.message).toMatch(/origin|command/);
   expect((await h.services.db.run.findUniqueOrThrow({ where: { id: secondRun } })).acpSessionId).toBe(secondSession);
+  // an activity report is untrusted (the agent can read the token): bounded, and only for the token's own run
+  const report = (runId: string, toolCalls: number) =>
+    h.request('PUT', `/api/runs/${runId}/acp-activity`, secondToken, {
+      toolCalls: Array.from({ length: toolCalls }, (_, i) => ({
+        toolCallId: `t${i}`,
+        title: null,
+        kind: null,
+        status: 'completed',
+      })),
+      lastMessage: 'x'.repeat(1000),
+      permissions: [],
+      usage: { tokens: 1, cost: null, context: null },
+    });
+  expect((await report(secondRun, 21)).status).toBe(400);
+  expect((await report(firstRun, 1)).status).toBe(403);
+  expect((await report(secondRun, 20)).status).toBe(200);
 
   expect((await h.request('POST', `/api/work/${firstRun}/stop`, c.token, {})).status).toBeLessThan(300);
   await settled(firstRun);
@@ -320,4 +378,81 @@ test('ten concurrent releases of a hold over a preserved acp run: one 200, one c
   const runs = await h.services.db.run.findMany({ where: { issueId: child.id } });
   expect(runs.map((r) => r.id).sort()).toEqual([runId, resumedId].sort());
   expect(Object.values(fixtureSessions(workspace))).toEqual([{ cwd: workspace, loads: 1, prompts: 2 }]);
+});
+
+const cancelsSeen = (workspace: string) => {
+  const file = path.join(workspace, '.acp-fixture-cancels.log');
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+};
+
+test("with messages: interrupt, a person's comment cancels the turn under way and is its session's next prompt, once, in order", async () => {
+  const c = await seedCompany(h);
+  // the turn would wait for its go forever: only the interrupt ends it
+  const { workspace, child } = await acpIssue(
+    c,
+    'wait-go',
+    { TREEWARDEN_ACP_MESSAGE_POLL_MS: '200' },
+    {
+      messages: 'interrupt',
+    },
+  );
+  const runId = await wake(c, child.id);
+  await eventually('the turn under way', async () =>
+    journalOf(runId, workspace).some((l) => l.text === 'waiting for go'),
+  );
+  const first = (await comment(c, child.id, 'first: stop and use the staging database')).body;
+  const second = (await comment(c, child.id, 'second: and ping the reviewer')).body;
+  expect(second.message).toMatchObject({ forRunId: runId });
+  expect(await settled(runId)).toMatchObject({ status: 'succeeded', exitCode: 0 });
+  const journal = journalOf(runId, workspace);
+  expect(journal.filter((l) => l.kind === 'interrupt')).toHaveLength(1);
+  expect(journal.find((l) => l.kind === 'turn_end')).toMatchObject({ stopReason: 'cancelled' });
+  const [sessionId] = Object.keys(fixtureSessions(workspace));
+  expect(cancelsSeen(workspace)).toEqual([sessionId]);
+  // the wake's prompt, then the messages in the same session: each in exactly one prompt, the first before the second
+  const prompts = promptsSeen(workspace);
+  expect(new Set(prompts.map((p) => p.sessionId))).toEqual(new Set([sessionId]));
+  const all = prompts
+    .slice(1)
+    .map((p) => p.text)
+    .join('\n');
+  for (const m of [first, second]) expect(all.split(m.id)).toHaveLength(2);
+  expect(all.indexOf(first.id)).toBeLessThan(all.indexOf(second.id));
+  expect(prompts[0].text).not.toContain(first.id);
+  const rows = await h.services.db.comment.findMany({ where: { issueId: child.id } });
+  expect(rows.map((r) => r.deliveredToRunId)).toEqual([runId, runId]);
+  expect(existsSync(path.join(workspace, '.acp-fixture-go'))).toBe(false);
+});
+
+test('a comment while the run waits for its retry is queued for it; one posted after its last claim, before its end, is no message to it: none stranded', async () => {
+  const c = await seedCompany(h);
+  // the agent takes 1.5 s to exit once its supervisor is done: the run is still running then
+  const { workspace, child } = await acpIssue(c, 'wait-go', { ACP_FIXTURE_LINGER_MS: '1500' });
+  const runId = await wake(c, child.id);
+  await eventually('the turn under way', async () =>
+    journalOf(runId, workspace).some((l) => l.text === 'waiting for go'),
+  );
+  // a live run by the domain's definition (LIVE_RUN_STATUSES) takes messages, a scheduled retry included
+  await h.services.db.run.update({ where: { id: runId }, data: { status: 'scheduled_retry' } });
+  const queued = (await comment(c, child.id, 'while the retry waits: use the staging database')).body;
+  await h.services.db.run.update({ where: { id: runId }, data: { status: 'running' } });
+  expect(queued.message).toMatchObject({ forRunId: runId });
+  writeFileSync(path.join(workspace, '.acp-fixture-go'), '');
+  // the message's turn ended and the last claim found none: the run takes no more, though it is still running
+  await eventually(
+    'the last claim',
+    async () => (await h.services.db.run.findUniqueOrThrow({ where: { id: runId } })).acpMessagesClosedAt !== null,
+  );
+  const late = (await comment(c, child.id, 'after the last claim')).body;
+  expect(await settled(runId)).toMatchObject({ status: 'succeeded' });
+  const run = await h.services.db.run.findUniqueOrThrow({ where: { id: runId } });
+  expect(new Date(late.createdAt).getTime()).toBeLessThan(run.finishedAt!.getTime());
+  expect(late.message).toBeNull();
+  const rows = await h.services.db.comment.findMany({ where: { issueId: child.id }, orderBy: { createdAt: 'asc' } });
+  expect(rows.map((r) => [r.id, r.messageForRunId, r.deliveredToRunId])).toEqual([
+    [queued.id, runId, runId],
+    [late.id, null, null],
+  ]);
+  const prompts = promptsSeen(workspace);
+  expect(prompts.map((p) => p.text.split(queued.id).length - 1)).toEqual([0, 1]);
 });

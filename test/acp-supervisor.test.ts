@@ -50,12 +50,14 @@ let runs = 0;
 
 /**
  * The session ledger as treewarden's API serves it (`PUT /api/runs/:id/acp-session`), on loopback: it records each
- * claim with its token and answers 200, or 409 `session_in_use` for a session listed in `inUse`.
+ * claim with its token and answers 200, or 409 `session_in_use` for a session listed in `inUse`; and the activity
+ * reports (`PUT /api/runs/:id/acp-activity`), kept in `reports`.
  */
 const ledger = {
   url: '',
   claims: [] as { runId: string; token: string | undefined; body: Record<string, unknown> }[],
   inUse: new Set<string>(),
+  reports: [] as { runId: string; body: Record<string, unknown> }[],
 };
 const ledgerServer = createServer((request, response) => {
   let text = '';
@@ -66,6 +68,11 @@ const ledgerServer = createServer((request, response) => {
     // no message is queued for these runs
     if (request.method === 'POST' && /^\/api\/runs\/[^/]+\/acp-messages\/claim$/.test(request.url ?? ''))
       return response.writeHead(200, { 'content-type': 'application/json' }).end('{"items":[]}');
+    const reported = /^\/api\/runs\/([^/]+)\/acp-activity$/.exec(request.url ?? '')?.[1];
+    if (request.method === 'PUT' && reported) {
+      ledger.reports.push({ runId: reported, body });
+      return response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ runId: reported }));
+    }
     if (request.method !== 'PUT' || !runId) return response.writeHead(404).end();
     ledger.claims.push({ runId, token: request.headers.authorization, body });
     const answer = ledger.inUse.has(String(body.sessionId))
@@ -203,6 +210,7 @@ test('a prompt turn: end_turn, exit 0, the turn journaled, the file written, the
   expect(prompt.text).toContain('context-note-42');
   expect(prompt.text).not.toContain('twr_not_a_real_token');
   // claimed in the ledger with the run's token before the prompt: the session, its binding, how it was obtained
+  const [claimed] = ledger.claims.filter((c) => c.body.sessionId === sessionId);
   expect(ledger.claims.filter((c) => c.body.sessionId === sessionId)).toEqual([
     {
       runId: expect.stringMatching(/^run-/),
@@ -225,8 +233,17 @@ test('a prompt turn: end_turn, exit 0, the turn journaled, the file written, the
     ['fs', null],
     ['tool_call_update', 'completed'],
     ['agent_message_chunk', null],
+    ['usage_update', null],
     ['turn_end', 'end_turn'],
   ]);
+  // what the run shows, reported before the supervisor exited: its last report is the turn's whole activity
+  const reports = ledger.reports.filter((r) => r.runId === claimed.runId);
+  expect(reports.at(-1)?.body).toMatchObject({
+    toolCalls: [{ toolCallId: 'write-1', status: 'completed' }],
+    lastMessage: 'done',
+    permissions: [{ toolCallId: 'write-1', decision: 'allowed' }],
+    usage: { tokens: 150, cost: { amount: 0.25, currency: 'USD' } },
+  });
   expect(lines.find((l) => l.kind === 'plan')).toMatchObject({ text: '[in_progress] write hello.txt' });
   expect(lines.find((l) => l.kind === 'tool_call')).toMatchObject({ toolCallId: 'write-1', text: 'Write hello.txt' });
   expect(lines.find((l) => l.kind === 'fs')).toMatchObject({ method: 'fs/write_text_file', path: 'hello.txt' });

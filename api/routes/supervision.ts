@@ -14,14 +14,9 @@ import { inspectWork } from '../../runs/inspect';
 import { createJob } from '../../runs/jobs';
 import { resolveWork, stopWorkVerified } from '../../runs/work';
 import { acknowledgeFailure, decideSilence, recordEvidence } from '../../runs/supervision';
-import { claimAcpSession } from '../../runs/acp-sessions';
-import { claimAcpMessages } from '../../runs/acp-messages';
-import { ACP_SESSION_ORIGINS } from '../../domain/acp-session';
 import { createOnce } from '../idempotency';
 import type { ZodTypeProvider } from '../openapi';
 import {
-  AcpMessagesClaimed,
-  AcpSessionClaimed,
   AcknowledgedRun,
   BackgroundJob,
   GateEvidence,
@@ -33,7 +28,7 @@ import { answers } from '../schemas';
 import { companyActor, idParams } from '../validation';
 
 /** An action on an agent run, as domain/authorization.ts allows it. */
-async function permittedRun(deps: Deps, actor: Actor, runId: string, action: Action) {
+export async function permittedRun(deps: Deps, actor: Actor, runId: string, action: Action) {
   const work = await resolveWork(deps, runId, companyActor(actor));
   if (work.kind !== 'agent_run')
     throw new AppError('not_found', `${runId} is a ${work.kind.replace('_', ' ')}, not an agent run`);
@@ -186,48 +181,4 @@ export function registerSupervisionRoutes(app: FastifyInstance, deps: Deps) {
       return { id: run.id, silentState: run.silentState, decision: run.silentDecision, until: run.silentDecisionUntil };
     },
   );
-
-  api.put(
-    '/api/runs/:id/acp-session',
-    {
-      schema: {
-        summary:
-          "An acp run's supervisor claims its ACP session before the first prompt (409 while another live run uses it)",
-        params: idParams('id'),
-        body: acpSessionSchema,
-        response: answers({ 200: AcpSessionClaimed }),
-      },
-    },
-    async (request) => {
-      const { id } = request.params;
-      await permittedRun(deps, request.actor, id, 'run.claim_session');
-      return claimAcpSession(deps, id, request.body);
-    },
-  );
-
-  api.post(
-    '/api/runs/:id/acp-messages/claim',
-    {
-      schema: {
-        summary: "An acp run's supervisor takes its issue's queued messages, oldest first, each once",
-        params: idParams('id'),
-        response: answers({ 200: AcpMessagesClaimed }),
-      },
-    },
-    async (request) => {
-      const { id } = request.params;
-      await permittedRun(deps, request.actor, id, 'run.claim_session');
-      return { items: await claimAcpMessages(deps, id) };
-    },
-  );
 }
-
-const acpSessionSchema = z
-  .object({
-    sessionId: safeString().trim().min(1).max(512),
-    cwd: safeString().min(1).max(4096),
-    command: z.array(safeString().max(4096)).min(1).max(256),
-    host: safeString().min(1).max(255),
-    origin: z.enum(ACP_SESSION_ORIGINS),
-  })
-  .strict();

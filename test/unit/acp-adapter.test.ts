@@ -21,11 +21,20 @@ test('an acp adapter has no prepare step and refuses unknown fields', () => {
   expect(adapterOf({ type: 'acp' })).toBeNull();
 });
 
+test("an acp adapter's message policy: after_turn by default, interrupt when asked, nothing else", () => {
+  expect(adapterSchema.parse({ type: 'acp', command: 'x' })).toMatchObject({ messages: 'after_turn' });
+  expect(adapterSchema.parse({ type: 'acp', command: 'x', messages: 'interrupt' })).toMatchObject({
+    messages: 'interrupt',
+  });
+  expect(adapterSchema.safeParse({ type: 'acp', command: 'x', messages: 'now' }).success).toBe(false);
+  expect(adapterSchema.safeParse({ type: 'process', command: 'x', messages: 'interrupt' }).success).toBe(false);
+});
+
 test("only an acp run's stop has a first layer, bounded by the supervisor's own waits", () => {
   expect(firstLayerOf(null)).toBeNull();
   expect(firstLayerOf({ type: 'noop' })).toBeNull();
   expect(firstLayerOf({ type: 'process', command: 'sh', args: [], env: {} })).toBeNull();
-  expect(firstLayerOf({ type: 'acp', command: 'a', args: [], env: {} })).toEqual({
+  expect(firstLayerOf({ type: 'acp', command: 'a', args: [], env: {}, messages: 'after_turn' })).toEqual({
     mark: ACP_SUPERVISOR_MARK,
     withinMs: 10_000 + 3_000 + 5_000,
   });

@@ -2,7 +2,7 @@
  * @module Postmortem arithmetic: which runs are productive, recovery time from a stopped verdict to
  * the next run in its subtree (p50 and max; unrecovered stops apart), and the end-reason vocabulary.
  */
-import { computePostmortem, parseEndReason, percentile, type RunFacts } from '../../domain/postmortem';
+import { agentUsage, computePostmortem, parseEndReason, percentile, type RunFacts } from '../../domain/postmortem';
 
 const t = (s: number) => new Date(Date.UTC(2026, 11, 1, 0, 0, s));
 const run = (
@@ -21,6 +21,10 @@ const run = (
   finishedAt: t(end),
   endReason: null,
   stopSurvivors: 0,
+  usageTokens: null,
+  usageCost: null,
+  usageCurrency: null,
+  acpSessionId: null,
   ...extra,
 });
 
@@ -89,4 +93,28 @@ test('the end-reason vocabulary is closed', () => {
   expect(parseEndReason('{"reason":"tired"}')).toBeNull();
   expect(parseEndReason('not json')).toBeNull();
   expect(parseEndReason(null)).toBeNull();
+});
+
+test("agents' usage: tokens add up over runs; a session's cumulative cost counts once, at its latest, per currency", () => {
+  const usage = (id: string, tokens: number | null, cost: number | null, session: string | null, currency = 'USD') =>
+    run(id, 'i', 'succeeded', 0, 1, {
+      usageTokens: tokens,
+      usageCost: cost,
+      usageCurrency: cost === null ? null : currency,
+      acpSessionId: session,
+    });
+  const p = agentUsage([
+    usage('a', 100, 0.5, 's1'),
+    usage('b', 50, 0.8, 's1'), // the continuation of s1: its total so far, not more spending
+    usage('c', null, 2, 's2', 'credits'),
+    usage('d', 7, null, null),
+    run('e', 'i', 'succeeded', 0, 1),
+  ]);
+  expect(p.tokens.value).toBe(157);
+  expect(p.cost.amounts).toEqual([
+    { currency: 'credits', amount: 2 },
+    { currency: 'USD', amount: 0.8 },
+  ]);
+  expect(p.reportingRuns).toBe(4);
+  expect(agentUsage([run('e', 'i', 'succeeded', 0, 1)])).toMatchObject({ tokens: { value: null }, reportingRuns: 0 });
 });
