@@ -46,13 +46,45 @@ export async function messageQueued(access: LedgerAccess, everyMs: number, turn:
   return false;
 }
 
-/** The prompt of the messages queued for this run's issue, journaled; null when none is queued. */
-export async function nextMessagesPrompt(access: LedgerAccess, journal: Journal): Promise<ContentBlock[] | null> {
+/** The messages queued for this run's issue, taken, and their prompt, journaled; null when none is queued. */
+async function nextMessages(
+  access: LedgerAccess,
+  journal: Journal,
+): Promise<{ ids: string[]; prompt: ContentBlock[] } | null> {
   const messages = await takeMessages(access);
   if (messages.length === 0) return null;
-  journal.write({ kind: 'messages', ids: messages.map((m) => m.id), text: messages.map((m) => m.body).join(' | ') });
+  const ids = messages.map((m) => m.id);
+  journal.write({ kind: 'messages', ids, text: messages.map((m) => m.body).join(' | ') });
   const text = messages
     .map((m) => `A person commented on your issue (comment ${m.id}, ${m.createdAt}):\n${m.body}`)
     .join('\n\n');
-  return [{ type: 'text', text }];
+  return { ids, prompt: [{ type: 'text', text }] };
+}
+
+/**
+ * Messages taken when a stop came in while the claim was answered: no prompt goes out once a stop is in, so they go
+ * back to the issue's queue (`POST /api/runs/:id/acp-messages/return`), for its continuation or next run.
+ */
+async function returnMessages(access: LedgerAccess, journal: Journal, ids: string[]): Promise<void> {
+  try {
+    await callRunApi(access, 'POST', 'acp-messages/return', 'the taken messages could not be returned', { ids });
+    journal.write({ kind: 'messages_returned', ids });
+  } catch (error) {
+    journal.write({ kind: 'messages_unreturned', ids, text: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+/**
+ * The prompt of the messages queued for this run's issue, taken; null when none is queued. Taken as a stop came in
+ * (`stopping()`), they are returned unprompted.
+ */
+export async function nextMessagesPrompt(
+  access: LedgerAccess,
+  journal: Journal,
+  stopping: () => boolean,
+): Promise<ContentBlock[] | null> {
+  const next = await nextMessages(access, journal);
+  if (!next || !stopping()) return next?.prompt ?? null;
+  await returnMessages(access, journal, next.ids);
+  return null;
 }

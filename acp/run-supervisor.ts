@@ -46,6 +46,8 @@ export class RunSupervisor {
   private finished = false;
   /** the turn under way was cancelled for a person's message (the `interrupt` policy) */
   private interrupted = false;
+  /** the claim of queued messages under way, if any */
+  private claiming: Promise<ContentBlock[] | null> | null = null;
   private readonly reporter: ActivityReporter;
   private stopRequested: () => void = () => undefined;
   private readonly stopRequest = new Promise<void>((resolve) => (this.stopRequested = resolve));
@@ -72,6 +74,8 @@ export class RunSupervisor {
     await Promise.race([turn, this.stopRequest]);
     // a stop's verdict wins over the turn's end: the turn was cancelled, or ended while the stop decided
     const code = this.stopping ? await this.stopping : await turn;
+    // a claim the stop met in flight has returned what it took before the agent and this process go
+    if (this.claiming) await within(this.claiming, LAST_REPORT_MS);
     this.finished = true;
     await within(this.reporter.flush(), LAST_REPORT_MS);
     const exit = await this.child.end(this.cfg.agentGraceMs);
@@ -148,7 +152,8 @@ export class RunSupervisor {
     // was cancelled for them; the claim that finds none is the last (the run then takes no more)
     while ((stopReason === 'end_turn' || this.interrupted) && this.cfg.ledger && !this.stopping) {
       this.interrupted = false;
-      const next = await nextMessagesPrompt(this.cfg.ledger, this.journal);
+      this.claiming = nextMessagesPrompt(this.cfg.ledger, this.journal, () => this.stopping !== null);
+      const next = await this.claiming;
       if (!next) break;
       stopReason = await this.promptTurn(opened.sessionId, next);
     }

@@ -188,6 +188,10 @@ export const AcpMessagesQueued = named(
   'AcpMessagesQueued',
   z.object({ queued: z.number().meta({ description: "messages queued for the run's issue, not yet taken" }) }),
 );
+export const AcpMessagesReturned = named(
+  'AcpMessagesReturned',
+  z.object({ returned: z.number().meta({ description: "the run's own claimed messages now queued again" }) }),
+);
 export const AcpActivityRecorded = named('AcpActivityRecorded', z.object({ runId: uuid }));
 export const LostHost = named(
   'LostHost',

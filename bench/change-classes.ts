@@ -50,7 +50,7 @@ const CLASSES: ChangeClass[] = [
     change: { status: 'blocked' },
     wakes: true,
     targets: { workflowTasks: 1.5, events: 8 },
-    note: "incl. the review run's start and end, material changes too: its task is a child of the watched issue",
+    note: "the review run's start and end are recorded but reach no watchdog (domain/change-reach.ts)",
   },
 ];
 

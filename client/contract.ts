@@ -49,6 +49,7 @@ export type RequestTypesMatchTheDocument = [
   Assert<Same<C.AcpSessionClaimRequest, Body<'/api/runs/{id}/acp-session', 'put'>>>,
   Assert<Same<C.AcpActivityReport, Body<'/api/runs/{id}/acp-activity', 'put'>>>,
   Assert<Same<C.AcpMessagesClaimRequest, Body<'/api/runs/{id}/acp-messages/claim', 'post'>>>,
+  Assert<Same<C.AcpMessagesReturnRequest, Body<'/api/runs/{id}/acp-messages/return', 'post'>>>,
   Assert<Same<C.ResolveBlockerRequest, Body<'/api/execution-blockers/{id}/resolve', 'post'>>>,
   Assert<Same<C.TreeQuery, Query<'/api/issues/{id}/tree'>>>,
   Assert<Same<C.ActivityQuery, Query<'/api/issues/{id}/activity'>>>,
@@ -88,6 +89,7 @@ export type AnswerTypesMatchTheDocument = [
     >
   >,
   Assert<Same<Answered<'queuedAcpMessages'>, Documented<'/api/runs/{id}/acp-messages', 'get'>>>,
+  Assert<Same<Answered<'returnAcpMessages'>, Documented<'/api/runs/{id}/acp-messages/return', 'post'>>>,
   Assert<Same<Answered<'reportAcpActivity'>, Documented<'/api/runs/{id}/acp-activity', 'put'>>>,
   Assert<Same<Answered<'getPostmortem'>, Documented<'/api/issues/{id}/postmortem', 'get'>>>,
 ];

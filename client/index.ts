@@ -29,6 +29,7 @@ import type {
   SilenceDecision,
   AcpSessionClaimed,
   AcpMessagesClaimed,
+  AcpMessagesReturned,
   AcpActivityRecorded,
   AcpMessagesQueued,
   TreeHold,
@@ -104,6 +105,9 @@ export function createTreewardenClient(options: TreewardenClientOptions) {
     /** with the run's own token: the messages queued for its issue, oldest first, each to one run once */
     claimAcpMessages: (runId: string, body: Req.AcpMessagesClaimRequest = {}) =>
       call<AcpMessagesClaimed>('POST', path`/api/runs/${runId}/acp-messages/claim`, body),
+    /** with the run's own token: claimed messages a stop kept from their prompt go back to the issue's queue */
+    returnAcpMessages: (runId: string, body: Req.AcpMessagesReturnRequest) =>
+      call<AcpMessagesReturned>('POST', path`/api/runs/${runId}/acp-messages/return`, body),
     /** with the run's own token: how many messages are queued (not a sign of life for the silence watchdog) */
     queuedAcpMessages: (runId: string) => call<AcpMessagesQueued>('GET', path`/api/runs/${runId}/acp-messages`),
     /** with the run's own token: its last tool calls, message, permission decisions and usage (bounded) */

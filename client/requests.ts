@@ -147,6 +147,11 @@ export interface AcpMessagesClaimRequest {
   last?: boolean;
 }
 
+/** `POST /api/runs/:id/acp-messages/return`: claimed messages a stop kept from their prompt */
+export interface AcpMessagesReturnRequest {
+  ids: string[];
+}
+
 export interface CreateInteractionRequest {
   kind: string;
   audience?: InteractionAudience;

@@ -53,6 +53,7 @@ export type AcknowledgedRun = JsonAnswer<'/api/runs/{id}/ack', 'post'>;
 export type SilenceDecision = JsonAnswer<'/api/runs/{id}/silence', 'post'>;
 export type AcpSessionClaimed = Schemas['AcpSessionClaimed'];
 export type AcpMessagesClaimed = Schemas['AcpMessagesClaimed'];
+export type AcpMessagesReturned = Schemas['AcpMessagesReturned'];
 /** `POST /api/hosts/:hostId/lost` */
 export type LostHost = Schemas['LostHost'];
 

@@ -33,6 +33,19 @@ export async function claimAcpMessages(deps: Deps, runId: string, last = false):
   });
 }
 
+/**
+ * Messages a run claimed and never prompted (a stop came while its claim was answered: no prompt goes out once a
+ * stop is in) go back to the issue's queue, for its continuation or next run. Only the run's own claims.
+ */
+export async function returnAcpMessages(deps: Deps, runId: string, ids: string[]): Promise<number> {
+  await claimingRun(deps.db, runId, "returns its issue's messages");
+  const { count } = await deps.db.comment.updateMany({
+    where: { id: { in: ids }, deliveredToRunId: runId },
+    data: { deliveredToRunId: null, deliveredAt: null },
+  });
+  return count;
+}
+
 /** How many messages are queued for the run's issue: a supervisor's poll while a turn is under way. */
 export async function queuedAcpMessages(deps: Deps, runId: string): Promise<number> {
   const run = await claimingRun(deps.db, runId, "reads its issue's messages");

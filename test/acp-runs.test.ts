@@ -291,6 +291,21 @@ test('the session ledger: a run cannot claim a session another live run drives, 
   expect((await report(secondRun, 21)).status).toBe(400);
   expect((await report(firstRun, 1)).status).toBe(403);
   expect((await report(secondRun, 20)).status).toBe(200);
+  // messages taken and never prompted (a stop came first) go back to the queue: only the run's own, named by id
+  const queued = await h.request('POST', `/api/issues/${second.id}/comments`, c.token, { body: 'a late thought' });
+  const messages = (runId: string, what: string, body: object) =>
+    h.request('POST', `/api/runs/${runId}/acp-messages/${what}`, secondToken, body);
+  expect((await messages(secondRun, 'claim', {})).body.items.map((m: { id: string }) => m.id)).toEqual([
+    queued.body.id,
+  ]);
+  expect((await messages(secondRun, 'return', { ids: ['not-an-id'] })).status).toBe(400);
+  expect((await messages(firstRun, 'return', { ids: [queued.body.id] })).status).toBe(403);
+  expect(await messages(secondRun, 'return', { ids: [queued.body.id] })).toEqual({
+    status: 200,
+    body: { returned: 1 },
+  });
+  const back = await h.services.db.comment.findUniqueOrThrow({ where: { id: queued.body.id } });
+  expect([back.messageForRunId, back.deliveredToRunId, back.deliveredAt]).toEqual([secondRun, null, null]);
 
   expect((await h.request('POST', `/api/work/${firstRun}/stop`, c.token, {})).status).toBeLessThan(300);
   await settled(firstRun);

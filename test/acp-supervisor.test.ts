@@ -5,6 +5,7 @@
  * Each test waits for events (a journal line, the supervisor's exit), never for a fixed time.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -58,6 +59,9 @@ const ledger = {
   claims: [] as { runId: string; token: string | undefined; body: Record<string, unknown> }[],
   inUse: new Set<string>(),
   reports: [] as { runId: string; body: Record<string, unknown> }[],
+  /** the next claim of messages is held until `answer` and then takes `items` */
+  heldClaim: null as null | { items: unknown[]; arrived: () => void; answer: Promise<void> },
+  returned: [] as { runId: string; ids: unknown }[],
 };
 const ledgerServer = createServer((request, response) => {
   let text = '';
@@ -65,9 +69,21 @@ const ledgerServer = createServer((request, response) => {
   request.on('end', () => {
     const runId = /^\/api\/runs\/([^/]+)\/acp-session$/.exec(request.url ?? '')?.[1];
     const body = JSON.parse(text || '{}') as Record<string, unknown>;
-    // no message is queued for these runs
-    if (request.method === 'POST' && /^\/api\/runs\/[^/]+\/acp-messages\/claim$/.test(request.url ?? ''))
-      return response.writeHead(200, { 'content-type': 'application/json' }).end('{"items":[]}');
+    // no message is queued for these runs, but for a held claim's
+    if (request.method === 'POST' && /^\/api\/runs\/[^/]+\/acp-messages\/claim$/.test(request.url ?? '')) {
+      const held = ledger.heldClaim;
+      ledger.heldClaim = null;
+      held?.arrived();
+      const answer = JSON.stringify({ items: held?.items ?? [] });
+      return void (held?.answer ?? Promise.resolve()).then(() =>
+        response.writeHead(200, { 'content-type': 'application/json' }).end(answer),
+      );
+    }
+    const returnedBy = /^\/api\/runs\/([^/]+)\/acp-messages\/return$/.exec(request.url ?? '')?.[1];
+    if (request.method === 'POST' && returnedBy) {
+      ledger.returned.push({ runId: returnedBy, ids: body.ids });
+      return response.writeHead(200, { 'content-type': 'application/json' }).end('{"returned":1}');
+    }
     const reported = /^\/api\/runs\/([^/]+)\/acp-activity$/.exec(request.url ?? '')?.[1];
     if (request.method === 'PUT' && reported) {
       ledger.reports.push({ runId: reported, body });
@@ -250,6 +266,25 @@ test('a prompt turn: end_turn, exit 0, the turn journaled, the file written, the
   expect(lines.at(-1)).toMatchObject({ openToolCalls: [] });
   for (const line of readFileSync(run.journal, 'utf8').split('\n')) expect(line.length).toBeLessThanOrEqual(600);
   expect(existsSync(run.checkpoint)).toBe(false);
+});
+
+test('a stop that meets a claim of messages in flight: no prompt goes out, the taken messages are returned', async () => {
+  let arrived!: () => void;
+  let answer!: () => void;
+  const claimArrived = new Promise<void>((resolve) => (arrived = resolve));
+  const message = { id: randomUUID(), body: 'please also tidy up', createdAt: new Date().toISOString() };
+  ledger.heldClaim = { items: [message], arrived, answer: new Promise<void>((resolve) => (answer = resolve)) };
+  const run = start();
+  await claimArrived; // the first turn ended, and its claim is under way
+  process.kill(run.pid, 'SIGTERM');
+  await waitFor('the stop to be in', () => ofKind(run, 'stop').length > 0);
+  answer();
+  const exit = await run.exited;
+  expect(exit.code).toBe(75); // stopped between turns: known, preserved
+  expect(ledger.returned).toContainEqual({ runId: expect.stringMatching(/^run-/), ids: [message.id] });
+  expect(ofKind(run, 'messages_returned')).toEqual([expect.objectContaining({ ids: [message.id] })]);
+  // the agent saw one prompt, the wake's: the message was never sent
+  expect(prompts(run.workspace).map((p) => p.text)).toEqual([expect.not.stringContaining('please also tidy up')]);
 });
 
 test('a session another live run holds: the supervisor never prompts, and exits 5 naming the holder', async () => {

@@ -6,14 +6,21 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { acpActivitySchema } from '../../domain/acp-activity';
 import { ACP_SESSION_ORIGINS } from '../../domain/acp-session';
+import { uuidSchema } from '../../domain/ids';
 import { safeString } from '../../domain/safe-input';
 import { recordAcpActivity } from '../../runs/acp-activity';
-import { claimAcpMessages, queuedAcpMessages } from '../../runs/acp-messages';
+import { claimAcpMessages, queuedAcpMessages, returnAcpMessages } from '../../runs/acp-messages';
 import { claimAcpSession } from '../../runs/acp-sessions';
 import type { Deps } from '../../runtime/deps';
 import type { ZodTypeProvider } from '../openapi';
 import { answers } from '../schemas';
-import { AcpActivityRecorded, AcpMessagesClaimed, AcpMessagesQueued, AcpSessionClaimed } from '../schemas-supervision';
+import {
+  AcpActivityRecorded,
+  AcpMessagesClaimed,
+  AcpMessagesQueued,
+  AcpMessagesReturned,
+  AcpSessionClaimed,
+} from '../schemas-supervision';
 import { idParams } from '../validation';
 import { permittedRun } from './supervision';
 
@@ -25,6 +32,10 @@ const acpSessionSchema = z
     host: safeString().min(1).max(255),
     origin: z.enum(ACP_SESSION_ORIGINS),
   })
+  .strict();
+
+const returnSchema = z
+  .object({ ids: z.array(uuidSchema).min(1).max(1000).meta({ description: 'the claimed messages never prompted' }) })
   .strict();
 
 const claimSchema = z
@@ -112,6 +123,23 @@ export function registerAcpRoutes(app: FastifyInstance, deps: Deps) {
       const { id } = request.params;
       await permittedRun(deps, request.actor, id, 'run.claim_session');
       return { items: await claimAcpMessages(deps, id, request.body?.last === true) };
+    },
+  );
+
+  api.post(
+    '/api/runs/:id/acp-messages/return',
+    {
+      schema: {
+        summary: "An acp run's supervisor returns messages it claimed and never prompted (a stop came first)",
+        params: idParams('id'),
+        body: returnSchema,
+        response: answers({ 200: AcpMessagesReturned }),
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      await permittedRun(deps, request.actor, id, 'run.claim_session');
+      return { returned: await returnAcpMessages(deps, id, request.body.ids) };
     },
   );
 }
