@@ -5,6 +5,7 @@
 import type { Tx } from '../db/prisma';
 import type { WakeRequest } from '../generated/prisma/client';
 import { logSystemActivity } from '../db/activity-log';
+import { AWAITING_REVIEW_END_STATE } from '../domain/change-reach';
 import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import {
   leafDigests,
@@ -76,6 +77,18 @@ async function liveReview(tx: Tx, reviewIssueId: string | null) {
   return queuedWake ? ({ kind: 'wake', wake: queuedWake } as const) : null;
 }
 
+/**
+ * Records, before its evaluation's summary does, that the watchdog holds a new stop back until its review run ends:
+ * a review run's end reaches its watchdog only then (domain/change-reach.ts, changes/dispatcher.ts), and the summary
+ * is written after this transaction commits, too late for a run that ends in between.
+ */
+function awaitReviewEnd(tx: Tx, watchdogId: string) {
+  return tx.$executeRaw`
+    UPDATE "Watchdog" SET "lastEvaluation" =
+      jsonb_set(coalesce("lastEvaluation", '{}'::jsonb), '{state}', to_jsonb(${AWAITING_REVIEW_END_STATE}::text))
+    WHERE id = ${watchdogId}::uuid`;
+}
+
 type TriggerOutcome =
   | { kind: 'review_running' }
   | { kind: 'watchdog_removed' }
@@ -107,6 +120,8 @@ export async function triggerReview(
     if (!watchdogMayAct(watchdog)) return 'watchdog_removed';
     // Under the watchdog's lock, so no two evaluations can both see "no review live".
     const live = await liveReview(tx, watchdog.reviewIssueId);
+    // held back for the live review: recorded under the lock, so the change dispatcher signals the end of its run
+    if (live) await awaitReviewEnd(tx, watchdogId);
     if (live?.kind === 'run') return null;
     // a wake its evaluation committed but never dispatched (its worker died between the two): dispatched now, or it
     // would hold every later stop back as "review running" with no run ever coming (found by test/change-durability)
