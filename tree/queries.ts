@@ -33,14 +33,13 @@ export async function subtree(
     SELECT id::text, "parentId"::text, depth - 1 AS depth FROM down ORDER BY depth, id`;
 }
 
-/** Active pause holds rooted at the issue or one of its ancestors. */
+/** Active pause holds rooted at the issue or one of its ancestors: the walk up joined to the holds, one statement. */
 export async function activeHoldsCovering(tx: Tx, issueId: string): Promise<{ id: string; rootIssueId: string }[]> {
-  const ancestors = await ancestorIds(tx, issueId);
-  if (ancestors.length === 0) return [];
-  return tx.treeHold.findMany({
-    where: { rootIssueId: { in: ancestors }, status: 'active' },
-    select: { id: true, rootIssueId: true },
-  });
+  return tx.$queryRaw`
+    WITH RECURSIVE ${treeWalk({ name: 'up', direction: 'up', from: fromIssue(issueId) })}
+    SELECT h.id::text, h."rootIssueId"::text
+    FROM "TreeHold" h JOIN up ON up.id = h."rootIssueId"
+    WHERE h.status = 'active'`;
 }
 
 /**

@@ -89,6 +89,44 @@ function awaitReviewEnd(tx: Tx, watchdogId: string) {
     WHERE id = ${watchdogId}::uuid`;
 }
 
+/** What a review's wake reads of its watchdog, its watched issue and its review task. */
+interface LockedWatchdog {
+  id: string;
+  status: string;
+  companyId: string;
+  issueId: string;
+  agentId: string;
+  instructions: string | null;
+  reviewIssueId: string | null;
+  repeatLimit: number;
+  issue: { title: string };
+  reviewIssue: { id: string; status: string; assigneeAgentId: string | null } | null;
+}
+
+/** The watchdog's row locked and read with its watched issue's title and its review task: one statement. */
+async function lockWatchdog(tx: Tx, watchdogId: string): Promise<LockedWatchdog | null> {
+  const [row] = await tx.$queryRaw<
+    (Omit<LockedWatchdog, 'issue' | 'reviewIssue'> & {
+      title: string;
+      reviewStatus: string | null;
+      reviewAssigneeAgentId: string | null;
+    })[]
+  >`
+    SELECT w.id::text, w.status::text, w."companyId"::text, w."issueId"::text, w."agentId"::text, w.instructions,
+      w."reviewIssueId"::text, w."repeatLimit", i.title, r.status::text AS "reviewStatus",
+      r."assigneeAgentId"::text AS "reviewAssigneeAgentId"
+    FROM "Watchdog" w JOIN "Issue" i ON i.id = w."issueId" LEFT JOIN "Issue" r ON r.id = w."reviewIssueId"
+    WHERE w.id = ${watchdogId}::uuid
+    FOR UPDATE OF w`;
+  if (!row) return null;
+  const { title, reviewStatus, reviewAssigneeAgentId, ...watchdog } = row;
+  const reviewIssue =
+    watchdog.reviewIssueId === null || reviewStatus === null
+      ? null
+      : { id: watchdog.reviewIssueId, status: reviewStatus, assigneeAgentId: reviewAssigneeAgentId };
+  return { ...watchdog, issue: { title }, reviewIssue };
+}
+
 type TriggerOutcome =
   | { kind: 'review_running' }
   | { kind: 'watchdog_removed' }
@@ -111,11 +149,7 @@ export async function triggerReview(
     | { stranded?: undefined; wake: WakeRequest; created: boolean; reviewIssueId: string }
     | null;
   const outcome = await deps.db.$transaction(async (tx): Promise<Outcome> => {
-    await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
-    const watchdog = await tx.watchdog.findUniqueOrThrow({
-      where: { id: watchdogId },
-      include: { issue: true, reviewIssue: true },
-    });
+    const watchdog = await lockWatchdog(tx, watchdogId);
     // the gate under the row's lock: a removal that committed after the evaluation read the watchdog wakes nobody
     if (!watchdogMayAct(watchdog)) return 'watchdog_removed';
     // Under the watchdog's lock, so no two evaluations can both see "no review live".
@@ -161,10 +195,13 @@ export async function triggerReview(
       review: { watchdogId, fingerprint },
       idempotencyKey,
     });
+    const named = reviewIssue.id === watchdog.reviewIssueId ? {} : { reviewIssueId: reviewIssue.id };
+    if (!wake.created && named.reviewIssueId) await tx.watchdog.update({ where: { id: watchdogId }, data: named });
     if (wake.created) {
       await tx.watchdog.update({
         where: { id: watchdogId },
         data: {
+          ...named,
           pendingReviewFingerprint: fingerprint,
           pendingReviewLeafDigests: leafDigests(result.stoppedLeaves, {
             agentId: watchdog.agentId,
@@ -193,7 +230,10 @@ export async function triggerReview(
   return { kind: 'triggered', woke: outcome.created, reviewIssueId: outcome.reviewIssueId };
 }
 
-/** Exactly one live review task per watched issue: reuse it, reopen it to todo when terminal. */
+/**
+ * Exactly one live review task per watched issue: reuse it, reopen it to todo when terminal. A new one is for the
+ * caller to name on the watchdog row.
+ */
 async function ensureReviewIssue(
   tx: Tx,
   watchdog: {
@@ -221,6 +261,6 @@ async function ensureReviewIssue(
       originId: watchdog.issueId,
     },
   });
-  await tx.watchdog.update({ where: { id: watchdog.id }, data: { reviewIssueId: created.id } });
+  // the watchdog row names it in the same update as the wake (triggerReview)
   return created;
 }
