@@ -19,6 +19,7 @@ import {
 import type { Deps } from '../runtime/deps';
 import { createWake, dispatchWake } from '../dispatch/wakes';
 import { blockedLeafExits } from './blocked-leaves';
+import type { WatchdogSnapshot } from './subtree-snapshot';
 
 /** The audit record (and, through it, the `watchdog_stopped` notification) of a new stop. */
 export function logStopTriggered(
@@ -90,18 +91,13 @@ function awaitReviewEnd(tx: Tx, watchdogId: string) {
 }
 
 /** What a review's wake reads of its watchdog, its watched issue and its review task. */
-interface LockedWatchdog {
-  id: string;
-  status: string;
-  companyId: string;
-  issueId: string;
-  agentId: string;
-  instructions: string | null;
-  reviewIssueId: string | null;
-  repeatLimit: number;
+type LockedWatchdog = Pick<
+  WatchdogSnapshot,
+  'id' | 'status' | 'companyId' | 'issueId' | 'agentId' | 'instructions' | 'reviewIssueId' | 'repeatLimit'
+> & {
   issue: { title: string };
   reviewIssue: { id: string; status: string; assigneeAgentId: string | null } | null;
-}
+};
 
 /** The watchdog's row locked and read with its watched issue's title and its review task: one statement. */
 async function lockWatchdog(tx: Tx, watchdogId: string): Promise<LockedWatchdog | null> {
