@@ -5,9 +5,9 @@ import type { Deps } from '../runtime/deps';
 import { applyPause } from '../holds/pause';
 import { releaseHold, retryOwedResumes } from '../holds/release';
 import { claimReleaseFanOut, finishReleaseFanOut } from '../dispatch/release-cap';
-import { finishRun, type RunOutcome } from '../runs/runs';
+import { settleRun, type RunOutcome } from '../runs/runs';
 import { beginRun } from '../dispatch/begin';
-import { claimRunWithinCompanyCap, offerCompanyCapSlots } from '../dispatch/company-cap';
+import { claimRunWithinCompanyCap, offerCompanyCapSlotsOf } from '../dispatch/company-cap';
 import { evaluateWatchdog, watchdogChangedSinceEvaluation } from '../watchdogs/evaluation';
 import { finishJob } from '../runs/jobs';
 import { resumeAfterResolution } from '../runs/execution-blockers';
@@ -31,8 +31,8 @@ export function createActivities(deps: Deps) {
     // capsule) can outlast a heartbeat timeout, and a run timed out then has no agent to adopt
     executeRun: (runId: string) => withHeartbeat(() => executeRun(deps, runId)),
     async finishRun(runId: string, outcome: RunOutcome) {
-      const status = await finishRun(deps, runId, outcome);
-      await offerCompanyCapSlots(deps, runId);
+      const { status, companyId } = await settleRun(deps, runId, outcome);
+      await offerCompanyCapSlotsOf(deps, companyId);
       return status;
     },
     // host-affine: scheduled on the owning host's queue (`<task queue>-host:<hostId>`) only

@@ -35,6 +35,8 @@ export async function changeToWake(
   temporalAddress: string,
 ): Promise<ResultRow[]> {
   const rows = await changeClasses(h, pool, trees);
+  // BENCH_CHANGE_CLASSES_ONLY=1: the per-class counts alone (a few minutes), while profiling a class's cost
+  if (process.env.BENCH_CHANGE_CLASSES_ONLY === '1') return rows;
   log('  per-class counts done; the floor');
   const floor = await signalFloor(h.services.client, temporalAddress, RATES);
   log('  floor done; the service stack');

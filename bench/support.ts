@@ -100,6 +100,9 @@ export function installStatementCounter(): void {
   } as typeof original;
 }
 
+/** Who sent the statements of a node-postgres client (its pool's tag; treewarden when untagged). */
+export const statementSourceOf = (client: object): StatementSource => sourceOfClient.get(client) ?? 'treewarden';
+
 export function statementCount(source: StatementSource = 'treewarden'): number {
   return counted[source];
 }

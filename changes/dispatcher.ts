@@ -10,7 +10,9 @@
 import { startOutboxDispatcher } from '../db/outbox';
 import { forEachConcurrently, throttleTrailing } from '../domain/concurrency';
 import { livenessNoticeIntervalMs, mayEndALivePath } from '../domain/liveness';
-import { watchdogsAbove } from '../tree/queries';
+import { AWAITING_REVIEW_END_STATE, roundReach } from '../domain/change-reach';
+import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
+import { watchdogsAbove, type WatchdogAbove } from '../tree/queries';
 import type { Deps } from '../runtime/deps';
 import { CHANGES_CHANNEL } from './record';
 
@@ -45,13 +47,8 @@ export async function dispatchSubtreeChanges(deps: Deps, livePathsMayHaveEnded =
           const reasons = reasonsOf.get(issueId) ?? new Set<string>();
           reasonsOf.set(issueId, reasons.add(change.reason));
         }
-      const watchdogs = await watchdogsAbove(tx, [...reasonsOf.keys()]);
-      // committed before the signals, outside the round: an evaluation the signal starts reads the new version, and
-      // a round that fails afterwards only makes a later safety tick evaluate once more
-      const reached = watchdogs.map((w) => w.id);
-      if (reached.length > 0)
-        await deps.db.$executeRaw`
-          UPDATE "Watchdog" SET "changeVersion" = "changeVersion" + 1 WHERE id = ANY(${reached}::uuid[])`;
+      const above = await watchdogsAbove(tx, [...reasonsOf.keys()]);
+      const watchdogs = await reachedWatchdogs(deps, above, reasonsOf);
       await forEachConcurrently(watchdogs, SIGNAL_CONCURRENCY, (w) =>
         deps.orchestrator.subtreeChanged(
           { watchdogId: w.id, companyId: w.companyId, issueId: w.issueId, title: w.issue.title },
@@ -62,6 +59,46 @@ export async function dispatchSubtreeChanges(deps: Deps, livePathsMayHaveEnded =
     },
     { timeout: ROUND_TIMEOUT_MS },
   );
+}
+
+/**
+ * The watchdogs a round signals: those its changes can reach (domain/change-reach.ts), their `changeVersion` bumped
+ * first. Committed before the signals, outside the round: an evaluation the signal starts reads the new version, and a
+ * round that fails afterwards only makes a later safety tick evaluate once more. A review run's end reaches its
+ * watchdog only while that one holds a new stop back for it; that is read in the same statement, on the row as the
+ * evaluation holding it back committed it (the update waits for its lock, and a finished run's change is recorded
+ * after the run settled, so an evaluation that still saw the run live holds that lock or has committed).
+ */
+async function reachedWatchdogs(
+  deps: Deps,
+  above: WatchdogAbove[],
+  reasonsOf: Map<string, Set<string>>,
+): Promise<WatchdogAbove[]> {
+  const reach = new Map(
+    above.map((w) => {
+      const reviewTasks = new Set(w.reviewTaskIds);
+      const issues = w.changedIssueIds.map((id) => ({
+        id,
+        originKind: reviewTasks.has(id) ? TASK_WATCHDOG_ORIGIN : null,
+        reasons: reasonsOf.get(id)!,
+      }));
+      return [w.id, roundReach(w, issues)] as const;
+    }),
+  );
+  const signalled = above.filter((w) => reach.get(w.id) === 'signal').map((w) => w.id);
+  const ifAwaiting = above.filter((w) => reach.get(w.id) === 'if_awaiting_review_end').map((w) => w.id);
+  if (signalled.length + ifAwaiting.length === 0) return [];
+  // a watchdog that turns out not to await its review's end is updated unchanged: the condition is in the SET, not
+  // the WHERE, so the update waits for a lock held by an evaluation and reads the state that one committed
+  const rows = await deps.db.$queryRaw<{ id: string; reached: boolean }[]>`
+    UPDATE "Watchdog" SET "changeVersion" = "changeVersion" +
+      CASE WHEN id = ANY(${signalled}::uuid[]) OR "lastEvaluation"->>'state' = ${AWAITING_REVIEW_END_STATE}
+        THEN 1 ELSE 0 END
+    WHERE id = ANY(${[...signalled, ...ifAwaiting]}::uuid[])
+    RETURNING id::text, (id = ANY(${signalled}::uuid[])
+      OR "lastEvaluation"->>'state' = ${AWAITING_REVIEW_END_STATE}) AS "reached"`;
+  const reached = new Set(rows.filter((r) => r.reached).map((r) => r.id));
+  return above.filter((w) => reached.has(w.id));
 }
 
 /**

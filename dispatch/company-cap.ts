@@ -124,12 +124,25 @@ export async function offerCompanyCapSlotsOf(deps: Deps, companyId: string): Pro
       where: { companyId, status: 'queued', stopRequestedAt: null, companyCapQueuedAt: { not: null } },
       orderBy: { companyCapQueuedAt: 'asc' },
       take: cap - taken,
-      select: { id: true, issueId: true, issue: { select: { title: true } } },
+      select: { id: true, issueId: true },
     });
   });
+  if (waiting.length === 0) return;
+  // the titles only when a run waits: most settlements offer their slot to nobody (issue 45)
+  const titles = new Map(
+    (
+      await deps.db.issue.findMany({
+        where: { id: { in: [...new Set(waiting.map((r) => r.issueId))] } },
+        select: { id: true, title: true },
+      })
+    ).map((i) => [i.id, i.title]),
+  );
   const unreached = await tellCompanyCapWaiters(
     deps,
-    waiting.map((r) => ({ kind: 'run', run: { runId: r.id, companyId, issueId: r.issueId, title: r.issue.title } })),
+    waiting.map((r) => ({
+      kind: 'run',
+      run: { runId: r.id, companyId, issueId: r.issueId, title: titles.get(r.issueId) ?? '' },
+    })),
   );
   if (unreached > 0) throw new CompanyCapOfferError(companyId, unreached);
 }

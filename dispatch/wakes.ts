@@ -1,7 +1,8 @@
 /** Wake requests: the one door through which work starts. A queued wake becomes a run. */
 import { Prisma, type Tx } from '../db/prisma';
 import type { RunDirective } from '../domain/run-directive';
-import { isInvokable } from '../domain/statuses';
+import { notFound } from '../domain/errors';
+import { isInvokable, type AgentStatus } from '../domain/statuses';
 import type { Deps } from '../runtime/deps';
 import { activeHoldsCovering } from '../tree/queries';
 import { lockCompanyScheduling } from './scheduling-lock';
@@ -69,18 +70,14 @@ export type WakeClaim =
 export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string): Promise<WakeClaim> {
   await lockCompanyScheduling(tx, companyId, 'dispatch');
   // after the company lock, never before it: a pause holding that lock updates wake rows
-  await tx.$executeRaw`SELECT 1 FROM "WakeRequest" WHERE id = ${wakeId}::uuid FOR UPDATE`;
-  const current = await tx.wakeRequest.findUniqueOrThrow({
-    where: { id: wakeId },
-    include: { agent: true, issue: true },
-  });
+  const current = await lockWake(tx, wakeId);
   if (current.status !== 'queued') return { kind: 'not_queued' };
-  if (!isInvokable(current.agent.status)) {
+  if (!isInvokable(current.agentStatus)) {
     await tx.wakeRequest.update({
       where: { id: wakeId },
-      data: { status: 'skipped', skipReason: `agent ${current.agent.status}` },
+      data: { status: 'skipped', skipReason: `agent ${current.agentStatus}` },
     });
-    return { kind: 'skipped', reason: `agent is ${current.agent.status}` };
+    return { kind: 'skipped', reason: `agent is ${current.agentStatus}` };
   }
   const holds = await activeHoldsCovering(tx, current.issueId);
   if (holds.length > 0) return { kind: 'deferred', holdIds: holds.map((h) => h.id) };
@@ -105,10 +102,39 @@ export async function claimWakeForRun(tx: Tx, wakeId: string, companyId: string)
   return {
     kind: 'dispatched',
     runId: run.id,
-    title: current.issue.title,
+    title: current.title,
     companyId: current.companyId,
     issueId: current.issueId,
   };
+}
+
+/** What a claim reads of its wake: the row locked, with its agent's status and its issue's title, one statement. */
+async function lockWake(tx: Tx, wakeId: string) {
+  const [wake] = await tx.$queryRaw<
+    {
+      id: string;
+      companyId: string;
+      agentId: string;
+      issueId: string;
+      reason: string;
+      context: unknown;
+      directive: unknown;
+      reviewWatchdogId: string | null;
+      reviewFingerprint: string | null;
+      selfReview: boolean;
+      status: string;
+      agentStatus: AgentStatus;
+      title: string;
+    }[]
+  >`
+    SELECT w.id::text, w."companyId"::text, w."agentId"::text, w."issueId"::text, w.reason, w.context, w.directive,
+      w."reviewWatchdogId"::text, w."reviewFingerprint", w."selfReview", w.status::text,
+      a.status::text AS "agentStatus", i.title
+    FROM "WakeRequest" w JOIN "Agent" a ON a.id = w."agentId" JOIN "Issue" i ON i.id = w."issueId"
+    WHERE w.id = ${wakeId}::uuid
+    FOR UPDATE OF w`;
+  if (!wake) throw notFound('wake');
+  return wake;
 }
 
 /**

@@ -29,33 +29,26 @@ export async function recordNotification(tx: Tx, companyId: string, write: Recor
     occurredAt: new Date().toISOString(),
     data: fact.data,
   };
-  const { count } = await tx.notification.createMany({
-    data: [
-      {
-        id,
-        companyId,
-        event: fact.event,
-        kind: fact.kind,
-        subject: fact.subject,
-        stateVersion: fact.stateVersion,
-        hash: notificationHash(fact),
-        payload: payload as object,
-      },
-    ],
-    skipDuplicates: true,
-  });
-  if (count === 0) return;
-  const subscriptions = await tx.webhookSubscription.findMany({
-    where: { companyId, deletedAt: null, events: { has: fact.event } },
-    select: { id: true },
-  });
-  if (subscriptions.length === 0) return;
-  await tx.webhookDelivery.createMany({
-    data: subscriptions.map((s) => ({ notificationId: id, subscriptionId: s.id })),
-    skipDuplicates: true,
-  });
-  // sent at commit: the workers' dispatchers start the deliveries now, not at their next poll
-  await tx.$executeRaw`SELECT pg_notify(${DELIVERIES_CHANNEL}, '')`;
+  // one statement (issue 45: two notifiable facts on a waking change's path): the fact, a delivery per matching
+  // subscription, and the announcement at commit that starts them (only when there is one); a fact already recorded
+  // inserts nothing, so no delivery either. Times in UTC, as the client writes them.
+  await tx.$executeRaw`
+    WITH fact AS (
+      INSERT INTO "Notification" (id, "companyId", event, kind, subject, "stateVersion", hash, payload, "createdAt")
+      VALUES (${id}::uuid, ${companyId}::uuid, ${fact.event}, ${fact.kind}, ${fact.subject}, ${fact.stateVersion},
+        ${notificationHash(fact)}, ${JSON.stringify(payload)}::jsonb, clock_timestamp() AT TIME ZONE 'UTC')
+      ON CONFLICT DO NOTHING
+      RETURNING id
+    ),
+    deliveries AS (
+      INSERT INTO "WebhookDelivery" (id, "notificationId", "subscriptionId", "createdAt")
+      SELECT gen_random_uuid(), fact.id, s.id, clock_timestamp() AT TIME ZONE 'UTC'
+      FROM fact JOIN "WebhookSubscription" s
+        ON s."companyId" = ${companyId}::uuid AND s."deletedAt" IS NULL AND ${fact.event} = ANY(s.events)
+      ON CONFLICT DO NOTHING
+      RETURNING 1
+    )
+    SELECT pg_notify(${DELIVERIES_CHANNEL}, '') FROM (SELECT 1 FROM deliveries LIMIT 1) started`;
 }
 
 /** A delivery as the API shows it. */

@@ -36,9 +36,21 @@ export type RunOutcome =
 
 /** Settles a run exactly once (later calls change nothing), then runs the idempotent follow-ups it owes. */
 export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome): Promise<RunStatus> {
+  return (await settleRun(deps, runId, outcome)).status;
+}
+
+/** {@link finishRun}, answering the run's company too (the settlement's offer of its slot: activities/index.ts). */
+export async function settleRun(
+  deps: Deps,
+  runId: string,
+  outcome: RunOutcome,
+): Promise<{ status: RunStatus; companyId: string }> {
   const settled = await deps.db.$transaction(async (tx) => {
     const run = await lockRun(tx, runId);
-    if (isTerminalRunStatus(run.status)) return { status: run.status, issueId: run.issueId };
+    // what the follow-ups need, as the row ends: read under the lock, not again after it (issue 45)
+    const { companyId, stopKind } = run;
+    if (isTerminalRunStatus(run.status))
+      return { status: run.status, issueId: run.issueId, companyId, stopKind, failure: run };
     const status: RunStatus =
       outcome.kind === 'exited'
         ? outcome.exitCode === 0
@@ -49,8 +61,9 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
             ? 'timed_out'
             : 'cancelled'
           : 'failed';
-    await tx.run.update({
+    const failure = await tx.run.update({
       where: { id: runId },
+      select: { failureState: true, error: true },
       data: {
         status,
         finishedAt: new Date(),
@@ -98,25 +111,22 @@ export async function finishRun(deps: Deps, runId: string, outcome: RunOutcome):
         preserved: checkpoint !== null,
       },
     });
-    return { status, issueId: run.issueId };
+    return { status, issueId: run.issueId, companyId, stopKind, failure };
   });
   // Follow-ups are idempotent and run on every call, so a retry after a crash between the
   // settlement and its follow-ups still stops the monitors, reconciles and resumes.
   // owner-bound work ends with its owner; a replacement run never inherits it
   await stopJobsOf(deps, runId, 'owner_terminal');
-  const final = await deps.db.run.findUniqueOrThrow({
-    where: { id: runId },
-    select: { failureState: true, error: true },
-  });
-  if (final.failureState === 'uninspected')
-    await emitFinding(deps, runId, 'failed-uninspected', { error: final.error });
+  const { failure } = settled;
+  if (failure.failureState === 'uninspected')
+    await emitFinding(deps, runId, 'failed-uninspected', { error: failure.error });
   if (settled.status === 'succeeded') await reconcileSupersession(deps, settled.issueId);
-  await settleInterruptedRun(deps, runId);
+  if (settled.stopKind === 'operator_hold') await settleInterruptedRun(deps, runId);
   // Recorded after the follow-ups, not with the settlement: a watchdog evaluating between the two would see a
   // settled run whose owed resume is not dispatched yet as a stopped leaf. Nothing is lost in between: the run's
   // workflow settles it through the finishRun activity, retried until it returns, and every call records.
   await recordSubtreeChange(deps.db, [settled.issueId], 'run_finished');
-  return settled.status;
+  return { status: settled.status, companyId: settled.companyId };
 }
 
 /** `max_duration`: the run outlived TREEWARDEN_RUN_MAX_MS and settles `timed_out` */

@@ -76,6 +76,32 @@ test('an isolated change to an idle watchdog costs one workflow task: no debounc
   expect(path.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
 });
 
+test("a waking change costs one signal and one workflow task: its review run's start and end signal nothing", async () => {
+  const { c, root, child, watchdogId } = await watchedTree();
+  const seen = (await events(root.id)).length;
+  const patch = await h.request('PATCH', `/api/issues/${child.id}`, c.token, {
+    status: 'blocked',
+    blockedReason: 'waits for the test',
+  });
+  expect(patch.status).toBe(200);
+  await eventually(
+    'the review run woken',
+    async () => (await h.services.db.run.count({ where: { companyId: c.companyId } })) > 0,
+  );
+  await quiet(root.id, c.companyId);
+  const [run] = await h.services.db.run.findMany({ where: { reviewWatchdogId: watchdogId } });
+  expect(run.status).toBe('succeeded');
+  // both were recorded and delivered: the liveness watch and every other reader of the outbox still see them
+  const after = (await events(root.id)).slice(seen);
+  expect(after.filter((e) => e.workflowExecutionSignaledEventAttributes)).toHaveLength(1);
+  expect(after.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+  // one evaluation, and no debounce timer fired for a later one
+  expect(after.filter((e) => e.markerRecordedEventAttributes)).toHaveLength(1);
+  expect(after.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
+  const row = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdogId } });
+  expect(row.evaluatedChangeVersion).toBe(row.changeVersion);
+});
+
 test('a safety tick with nothing changed reads nothing more; one after a recorded change evaluates', async () => {
   const { c, root, watchdogId } = await watchedTree();
   // the same watchdog under a one-second tick: a fresh run that evaluates once at start, then ticks

@@ -189,7 +189,13 @@ test('a recovery run that ends terminal-clean raises no new watchdog alert and n
   );
   const ended = await settled(h, reviewRun.id);
   expect(ended).toMatchObject({ status: 'succeeded' });
-  // the watchdog looks again once its review run has ended
+  // a review run's end changes no verdict, so it signals nothing (domain/change-reach.ts); the watchdog is made to look
+  // again after it, as a safety tick would, so the check below sees an evaluation of the ended run
+  await eventually('the run end delivered', async () => (await h.services.db.subtreeChange.count()) === 0);
+  await h.services.orchestrator.subtreeChanged(
+    { watchdogId: watchdog.body.id, companyId: c.companyId, issueId: root.id, title: 'watched' },
+    'test_look_again',
+  );
   const evaluatedAfter = async () => {
     const row = await h.services.db.watchdog.findUniqueOrThrow({ where: { id: watchdog.body.id } });
     const at = (row.lastEvaluation as { evaluatedAt?: string } | null)?.evaluatedAt;

@@ -140,9 +140,14 @@ async function acceptShrunkStop(
   result: Classification,
 ): Promise<boolean> {
   const digests = leafDigests(result.stoppedLeaves, { agentId: watchdog.agentId, instructions: watchdog.instructions });
+  // read outside the transaction, which only a shrink-only stop opens (most stops are new): the digests change only
+  // with the reviewed fingerprint, which the update below is conditional on
+  const row = await deps.db.watchdog.findUnique({
+    where: { id: watchdog.id, lastReviewedFingerprint: lastReviewed },
+    select: { reviewedLeafDigests: true },
+  });
+  if (!row || !isShrinkOnly(digests, row.reviewedLeafDigests)) return false;
   return deps.db.$transaction(async (tx) => {
-    const row = await tx.watchdog.findUnique({ where: { id: watchdog.id }, select: { reviewedLeafDigests: true } });
-    if (!row || !isShrinkOnly(digests, row.reviewedLeafDigests)) return false;
     // conditional on the reviewed stop still being the one compared against (a racing evaluation, a new review)
     const { count } = await tx.watchdog.updateMany({
       where: { id: watchdog.id, status: 'active', lastReviewedFingerprint: lastReviewed },

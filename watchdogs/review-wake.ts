@@ -5,6 +5,7 @@
 import type { Tx } from '../db/prisma';
 import type { WakeRequest } from '../generated/prisma/client';
 import { logSystemActivity } from '../db/activity-log';
+import { AWAITING_REVIEW_END_STATE } from '../domain/change-reach';
 import { TASK_WATCHDOG_ORIGIN } from '../domain/statuses';
 import {
   leafDigests,
@@ -18,6 +19,7 @@ import {
 import type { Deps } from '../runtime/deps';
 import { createWake, dispatchWake } from '../dispatch/wakes';
 import { blockedLeafExits } from './blocked-leaves';
+import type { WatchdogSnapshot } from './subtree-snapshot';
 
 /** The audit record (and, through it, the `watchdog_stopped` notification) of a new stop. */
 export function logStopTriggered(
@@ -76,6 +78,51 @@ async function liveReview(tx: Tx, reviewIssueId: string | null) {
   return queuedWake ? ({ kind: 'wake', wake: queuedWake } as const) : null;
 }
 
+/**
+ * Records, before its evaluation's summary does, that the watchdog holds a new stop back until its review run ends:
+ * a review run's end reaches its watchdog only then (domain/change-reach.ts, changes/dispatcher.ts), and the summary
+ * is written after this transaction commits, too late for a run that ends in between.
+ */
+function awaitReviewEnd(tx: Tx, watchdogId: string) {
+  return tx.$executeRaw`
+    UPDATE "Watchdog" SET "lastEvaluation" =
+      jsonb_set(coalesce("lastEvaluation", '{}'::jsonb), '{state}', to_jsonb(${AWAITING_REVIEW_END_STATE}::text))
+    WHERE id = ${watchdogId}::uuid`;
+}
+
+/** What a review's wake reads of its watchdog, its watched issue and its review task. */
+type LockedWatchdog = Pick<
+  WatchdogSnapshot,
+  'id' | 'status' | 'companyId' | 'issueId' | 'agentId' | 'instructions' | 'reviewIssueId' | 'repeatLimit'
+> & {
+  issue: { title: string };
+  reviewIssue: { id: string; status: string; assigneeAgentId: string | null } | null;
+};
+
+/** The watchdog's row locked and read with its watched issue's title and its review task: one statement. */
+async function lockWatchdog(tx: Tx, watchdogId: string): Promise<LockedWatchdog | null> {
+  const [row] = await tx.$queryRaw<
+    (Omit<LockedWatchdog, 'issue' | 'reviewIssue'> & {
+      title: string;
+      reviewStatus: string | null;
+      reviewAssigneeAgentId: string | null;
+    })[]
+  >`
+    SELECT w.id::text, w.status::text, w."companyId"::text, w."issueId"::text, w."agentId"::text, w.instructions,
+      w."reviewIssueId"::text, w."repeatLimit", i.title, r.status::text AS "reviewStatus",
+      r."assigneeAgentId"::text AS "reviewAssigneeAgentId"
+    FROM "Watchdog" w JOIN "Issue" i ON i.id = w."issueId" LEFT JOIN "Issue" r ON r.id = w."reviewIssueId"
+    WHERE w.id = ${watchdogId}::uuid
+    FOR UPDATE OF w`;
+  if (!row) return null;
+  const { title, reviewStatus, reviewAssigneeAgentId, ...watchdog } = row;
+  const reviewIssue =
+    watchdog.reviewIssueId === null || reviewStatus === null
+      ? null
+      : { id: watchdog.reviewIssueId, status: reviewStatus, assigneeAgentId: reviewAssigneeAgentId };
+  return { ...watchdog, issue: { title }, reviewIssue };
+}
+
 type TriggerOutcome =
   | { kind: 'review_running' }
   | { kind: 'watchdog_removed' }
@@ -98,15 +145,13 @@ export async function triggerReview(
     | { stranded?: undefined; wake: WakeRequest; created: boolean; reviewIssueId: string }
     | null;
   const outcome = await deps.db.$transaction(async (tx): Promise<Outcome> => {
-    await tx.$executeRaw`SELECT 1 FROM "Watchdog" WHERE id = ${watchdogId}::uuid FOR UPDATE`;
-    const watchdog = await tx.watchdog.findUniqueOrThrow({
-      where: { id: watchdogId },
-      include: { issue: true, reviewIssue: true },
-    });
+    const watchdog = await lockWatchdog(tx, watchdogId);
     // the gate under the row's lock: a removal that committed after the evaluation read the watchdog wakes nobody
     if (!watchdogMayAct(watchdog)) return 'watchdog_removed';
     // Under the watchdog's lock, so no two evaluations can both see "no review live".
     const live = await liveReview(tx, watchdog.reviewIssueId);
+    // held back for the live review: recorded under the lock, so the change dispatcher signals the end of its run
+    if (live) await awaitReviewEnd(tx, watchdogId);
     if (live?.kind === 'run') return null;
     // a wake its evaluation committed but never dispatched (its worker died between the two): dispatched now, or it
     // would hold every later stop back as "review running" with no run ever coming (found by test/change-durability)
@@ -146,10 +191,13 @@ export async function triggerReview(
       review: { watchdogId, fingerprint },
       idempotencyKey,
     });
+    const named = reviewIssue.id === watchdog.reviewIssueId ? {} : { reviewIssueId: reviewIssue.id };
+    if (!wake.created && named.reviewIssueId) await tx.watchdog.update({ where: { id: watchdogId }, data: named });
     if (wake.created) {
       await tx.watchdog.update({
         where: { id: watchdogId },
         data: {
+          ...named,
           pendingReviewFingerprint: fingerprint,
           pendingReviewLeafDigests: leafDigests(result.stoppedLeaves, {
             agentId: watchdog.agentId,
@@ -178,7 +226,10 @@ export async function triggerReview(
   return { kind: 'triggered', woke: outcome.created, reviewIssueId: outcome.reviewIssueId };
 }
 
-/** Exactly one live review task per watched issue: reuse it, reopen it to todo when terminal. */
+/**
+ * Exactly one live review task per watched issue: reuse it, reopen it to todo when terminal. A new one is for the
+ * caller to name on the watchdog row.
+ */
 async function ensureReviewIssue(
   tx: Tx,
   watchdog: {
@@ -206,6 +257,6 @@ async function ensureReviewIssue(
       originId: watchdog.issueId,
     },
   });
-  await tx.watchdog.update({ where: { id: watchdog.id }, data: { reviewIssueId: created.id } });
+  // the watchdog row names it in the same update as the wake (triggerReview)
   return created;
 }
