@@ -1,7 +1,7 @@
 /**
  * The client side of ACP as the supervisor serves it: `session/update` journaled and tool calls tracked,
  * `session/request_permission` answered by the policy (acp/permission.ts), `fs/*` confined to the workspace
- * (acp/paths.ts), `terminal/*` refused (not advertised: the agent runs its commands itself, inside the run's cgroup).
+ * (acp/paths.ts), `terminal/*` served inside the workspace as the supervisor's children (acp/terminals.ts).
  */
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import type { Journal } from './files';
 import { updateFields, ToolCalls } from './journal-lines';
 import { confinePath, type Access } from './paths';
 import { decidePermission, type UnlocatedPolicy } from './permission';
+import { TooManyTerminals, UnknownTerminal, type Terminals } from './terminals';
 
 /** What the handlers share with the supervisor's main path. */
 export interface ClientState {
@@ -31,6 +32,7 @@ export interface ClientSettings {
   unlocated: UnlocatedPolicy;
   /** treewarden's files the protocol must not write (real paths) */
   protectedPaths: ReadonlySet<string>;
+  terminals: Terminals;
 }
 
 export const newClientState = (): ClientState => ({
@@ -49,8 +51,6 @@ export const READ_MAX_BYTES = 8 * 1024 * 1024;
 const INVALID_PARAMS = -32602;
 const METHOD_NOT_FOUND = -32601;
 const RESOURCE_NOT_FOUND = -32002;
-
-const TERMINAL_METHODS = Object.values(methods.client.terminal);
 
 /** Lines `line` (1-based) onwards, at most `limit` of them, as ACP's read asks. */
 export function linesOf(text: string, line?: number | null, limit?: number | null): string {
@@ -164,14 +164,64 @@ export function supervisorClient(settings: ClientSettings, state: ClientState, j
       journal.write({ kind: 'fs', method: methods.client.fs.writeTextFile, path: relative(real) });
       return {};
     });
-  for (const method of TERMINAL_METHODS)
-    app.onRequest(method, () => {
-      journal.write({ kind: 'refused', method, text: 'terminals are not offered' });
-      throw new RequestError(
-        METHOD_NOT_FOUND,
-        `${method} is not offered: treewarden's ACP supervisor does not advertise terminals ` +
-          '(clientCapabilities.terminal is false); run commands yourself, inside the workspace',
-      );
-    });
+  serveTerminals(app, settings, (sessionId, method) => checkSession(sessionId, method), confined, journal);
   return app;
+}
+
+/**
+ * `terminal/*`: a command in the workspace (its `cwd` confined like a read), answered by acp/terminals.ts; a terminal
+ * that is not this run's, or one too many, is a request error the agent can read.
+ */
+function serveTerminals(
+  app: ClientApp,
+  settings: ClientSettings,
+  checkSession: (sessionId: string, method: string) => void,
+  confined: (requested: string, access: Access, method: string) => string,
+  journal: Journal,
+): void {
+  const { terminal } = methods.client;
+  const answer = <T>(method: string, sessionId: string, work: () => T): T => {
+    checkSession(sessionId, method);
+    try {
+      return work();
+    } catch (error) {
+      if (!(error instanceof UnknownTerminal || error instanceof TooManyTerminals)) throw error;
+      journal.write({ kind: 'refused', method, text: error.message });
+      throw new RequestError(INVALID_PARAMS, error.message);
+    }
+  };
+  app
+    .onRequest(terminal.create, ({ params }) =>
+      answer(terminal.create, params.sessionId, () => {
+        const cwd = params.cwd ? confined(params.cwd, 'read', terminal.create) : settings.workspace;
+        const args = params.args ?? [];
+        const terminalId = settings.terminals.create(
+          params.command,
+          args,
+          cwd,
+          params.env ?? [],
+          params.outputByteLimit,
+        );
+        journal.write({ kind: 'terminal', terminalId, text: [params.command, ...args].join(' ') });
+        return { terminalId };
+      }),
+    )
+    .onRequest(terminal.output, ({ params }) =>
+      answer(terminal.output, params.sessionId, () => settings.terminals.output(params.terminalId)),
+    )
+    .onRequest(terminal.waitForExit, ({ params }) =>
+      answer(terminal.waitForExit, params.sessionId, () => settings.terminals.waitForExit(params.terminalId)),
+    )
+    .onRequest(terminal.kill, ({ params }) =>
+      answer(terminal.kill, params.sessionId, () => {
+        settings.terminals.kill(params.terminalId);
+        return {};
+      }),
+    )
+    .onRequest(terminal.release, ({ params }) =>
+      answer(terminal.release, params.sessionId, () => {
+        settings.terminals.release(params.terminalId);
+        return {};
+      }),
+    );
 }

@@ -12,6 +12,7 @@ import {
 } from '@agentclientprotocol/sdk';
 import { ActivityReporter } from './activity';
 import { describeExit, startAgent, within, type AgentChild } from './agent-child';
+import { Terminals } from './terminals';
 import { newClientState, supervisorClient } from './client';
 import { agentEnvironment, EXIT, type SupervisorConfig } from './config';
 import { Journal, readWake, writeFileAtomic } from './files';
@@ -39,6 +40,8 @@ export class RunSupervisor {
   private readonly state = newClientState();
   private readonly journal: Journal;
   private readonly child: AgentChild;
+  /** the commands the agent ran through `terminal/*`: ended with it */
+  private readonly terminals: Terminals;
   private readonly connection: ClientConnection;
   private ref: AcpSessionRef | null = null;
   private prompt: Promise<PromptResponse> | null = null;
@@ -57,12 +60,11 @@ export class RunSupervisor {
     protectedPaths: ReadonlySet<string>,
   ) {
     this.journal = new Journal(cfg.journalFile);
-    this.child = startAgent(cfg.command, cfg.workspace, agentEnvironment(process.env));
-    const app = supervisorClient(
-      { workspace: cfg.workspace, unlocated: cfg.unlocated, protectedPaths },
-      this.state,
-      this.journal,
-    );
+    const env = agentEnvironment(process.env);
+    this.child = startAgent(cfg.command, cfg.workspace, env);
+    this.terminals = new Terminals(env);
+    const settings = { workspace: cfg.workspace, unlocated: cfg.unlocated, protectedPaths, terminals: this.terminals };
+    const app = supervisorClient(settings, this.state, this.journal);
     this.connection = app.connect(this.child.stream);
     this.reporter = new ActivityReporter(cfg.ledger, this.state.activity, cfg.reportEveryMs, this.journal);
     this.state.activityChanged = () => this.reporter.changed();
@@ -79,6 +81,7 @@ export class RunSupervisor {
     this.finished = true;
     await within(this.reporter.flush(), LAST_REPORT_MS);
     const exit = await this.child.end(this.cfg.agentGraceMs);
+    this.terminals.releaseAll();
     if (exit === null) this.say('the agent did not end after SIGKILL');
     this.connection.close();
     return code;
@@ -106,7 +109,7 @@ export class RunSupervisor {
       'initialize',
       agent.request('initialize', {
         protocolVersion: PROTOCOL_VERSION,
-        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
         clientInfo: { name: 'treewarden-acp-supervisor', version: '1' },
       }),
     );

@@ -302,7 +302,7 @@ test('a session another live run holds: the supervisor never prompts, and exits 
   expect(existsSync(run.checkpoint)).toBe(false);
 });
 
-test('a hostile agent: reads and writes outside the workspace, terminals and foreign sessions refused; no crash', async () => {
+test('a hostile agent: reads and writes outside the workspace, terminals elsewhere and foreign sessions refused; no crash', async () => {
   const workspace = newWorkspace();
   const outside = path.join(path.dirname(workspace), `outside-${runs}`);
   mkdirSync(outside);
@@ -322,7 +322,13 @@ test('a hostile agent: reads and writes outside the workspace, terminals and for
       message: expect.stringContaining('outside the workspace'),
     });
   expect(got.inside).toEqual({ ok: true, value: { content: 'yours' } });
-  expect(got.terminal).toMatchObject({ ok: false, code: -32601, message: expect.stringContaining('not offered') });
+  // terminals: inside the workspace, with the agent's variables; another cwd or another terminal is refused
+  expect(got.terminalOutside).toMatchObject({ ok: false, code: -32602, message: expect.stringContaining('outside') });
+  expect(got.terminalForeign).toMatchObject({ ok: false, code: -32602, message: expect.stringContaining('not open') });
+  expect(got.terminal).toMatchObject({
+    ok: true,
+    value: { exit: { exitCode: 0, signal: null }, output: `${workspace}\nextra-42\n` },
+  });
   expect(got.permission).toEqual({ ok: true, value: { outcome: { outcome: 'selected', optionId: 'no' } } });
   expect(got.otherSession).toMatchObject({ ok: false, code: -32002 });
   expect(existsSync(path.join(path.dirname(workspace), 'written.txt'))).toBe(false);
@@ -333,6 +339,7 @@ test('a hostile agent: reads and writes outside the workspace, terminals and for
     '../outside.txt',
     path.join(workspace, 'escape', 'secret.txt'),
     `${workspace}/sub/../../written.txt`,
+    '/etc', // the terminal's cwd (terminal/create)
   ]);
   expect(ofKind(run, 'permission')).toEqual([
     expect.objectContaining({ toolCallId: 'outside-1', decision: 'rejected', optionId: 'no' }),
@@ -377,6 +384,25 @@ test('SIGTERM to an agent that ignores the cancel: no checkpoint after the bound
   expect(ofKind(run, 'stop')).toEqual([
     expect.objectContaining({ acknowledged: false, checkpoint: false, text: 'no answer to session/cancel in 1000 ms' }),
   ]);
+});
+
+test('SIGTERM while a terminal command runs: the command ends with the supervisor', async () => {
+  const run = start({ mode: 'terminal-block' });
+  await waitForMessage(run, 'waiting for cancel');
+  const pidFile = path.join(run.workspace, '.acp-fixture-terminal.pid');
+  const pid = Number(await waitFor('the terminal command', () => existsSync(pidFile) && readFileSync(pidFile, 'utf8')));
+  expect(() => process.kill(pid, 0)).not.toThrow(); // running, the supervisor's child, in the workspace
+  process.kill(run.pid, 'SIGTERM');
+  expect((await run.exited).code).toBe(75);
+  expect(ofKind(run, 'terminal')).toHaveLength(1);
+  await waitFor('the terminal command to be gone', () => {
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  });
 });
 
 test('an agent that dies mid-turn: a non-zero exit that names its exit code', async () => {
