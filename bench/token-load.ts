@@ -6,6 +6,7 @@
  * which writes its token to a file and sleeps until the passes are over, when the bench stops it.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { isTerminalRunStatus } from '../domain/statuses';
 import { eventually } from '../testing/harness';
@@ -19,7 +20,7 @@ const WARM_UP_SECONDS = 3;
 const REPEATS = 2;
 const BOARD_ISSUES = 20;
 
-type Stack = Pick<ServiceStack, 'apiUrl' | 'adminToken' | 'dataDir'>;
+type Stack = Pick<ServiceStack, 'apiUrl' | 'adminToken'>;
 
 async function call(stack: Stack, method: string, url: string, token: string, status: number, body?: unknown) {
   const response = await callApi(stack.apiUrl, method, url, token, body);
@@ -40,7 +41,8 @@ interface TokenWorld {
 async function tokenWorld(stack: Stack): Promise<TokenWorld> {
   const company = await call(stack, 'POST', '/api/companies', stack.adminToken, 201, { name: 'token passes' });
   const boardToken: string = company.boardToken;
-  const tokenFile = path.join(stack.dataDir, 'bench-run-token');
+  // outside the data folder (TREEWARDEN_DATA_DIR), which the agent's sandbox hides from it
+  const tokenFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tw-bench-token-')), 'run-token');
   const agent = await call(stack, 'POST', `/api/companies/${company.id}/agents`, boardToken, 201, {
     name: 'sleeper',
     adapter: {
