@@ -34,10 +34,21 @@ export async function startSandboxGate(gateDir: string, apiUrl: () => string): P
   const proxyServer = proxy();
   const servers: Server[] = [apiServer, proxyServer];
   const sockets = [join(gateDir, `api-${process.pid}.sock`), join(gateDir, `proxy-${process.pid}.sock`)];
+  // the connections open through this gate, cut when it closes: an agent's keep-alive connection to the API (its
+  // supervisor's reports) would otherwise hold a draining worker past its grace; the agent's next request goes
+  // through another worker's gate
+  const open = new Set<Socket>();
+  for (const server of servers)
+    server.on('connection', (socket: Socket) => {
+      open.add(socket);
+      socket.once('close', () => open.delete(socket));
+    });
   await Promise.all(servers.map((server, i) => listen(server, sockets[i])));
   return {
     close: async () => {
-      await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
+      const closed = Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
+      for (const socket of open) socket.destroy();
+      await closed;
       for (const socket of sockets) rmSync(socket, { force: true });
     },
   };
@@ -71,6 +82,9 @@ function pipeTo(client: Duplex, port: number, host: string): Socket {
   const close = () => (client.destroy(), upstream.destroy());
   upstream.once('error', close);
   client.once('error', close);
+  // either end gone ends the other: a client cut by the gate's close leaves no upstream holding the worker alive
+  upstream.once('close', close);
+  client.once('close', close);
   client.pipe(upstream).pipe(client);
   return upstream;
 }

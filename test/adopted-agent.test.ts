@@ -78,7 +78,10 @@ describe('without a cgroup: the recorded pid and start time', () => {
   });
 
   test('an agent that exits is over with the status its start shell recorded', async () => {
-    const agent = startAgent('exit 7', null);
+    // it exits once its start time is read: one that exits at once may be gone (and reaped) before, under load
+    const go = join(dir, `go-${randomUUID()}`);
+    const agent = startAgent(`while [ ! -e ${go} ]; do sleep 0.02; done; exit 7`, null);
+    writeFileSync(go, '');
     await eventually('the agent exited', async () => adoptedAgentState(agent).kind !== 'running');
     expect(adoptedAgentState(agent)).toEqual({ kind: 'exited', exitCode: 7 });
   });

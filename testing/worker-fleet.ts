@@ -19,6 +19,8 @@ export interface WorkerProcess {
   healthz: string;
   /** resolves with the exit code (null when a signal ended the process) */
   exited: Promise<number | null>;
+  /** its last log lines and the end of its stderr */
+  said(): string;
 }
 
 export interface WorkerFleet {
@@ -78,7 +80,8 @@ export function workerFleet(h: Harness): WorkerFleet {
         );
       });
       await ready;
-      const worker = { pid: child.pid!, identity: `${child.pid}@${hostname()}`, healthz, exited };
+      const said = () => [lastLines.join('\n'), stderr.join('').slice(-2000)].join('\n');
+      const worker = { pid: child.pid!, identity: `${child.pid}@${hostname()}`, healthz, exited, said };
       running.set(worker.pid, { child, worker });
       void exited.then((code) => {
         // a worker that dies on its own says why: its last log lines and its stderr
@@ -99,7 +102,10 @@ export function workerFleet(h: Harness): WorkerFleet {
     async stop(worker, signal = 'SIGTERM') {
       stopping.add(worker.pid);
       process.kill(worker.pid, signal);
-      return worker.exited;
+      const code = await worker.exited;
+      // a drain that did not end cleanly says why: its last log lines and its stderr
+      if (code !== 0) console.error(`worker ${worker.pid} stopped by ${signal} exited ${code}:\n${worker.said()}`);
+      return code;
     },
     async close() {
       for (const { child, worker } of running.values()) {

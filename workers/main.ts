@@ -113,10 +113,15 @@ async function main() {
   );
   await running;
   clearInterval(sweeping);
-  await metricsServer.close();
-  await connection.close();
-  await services.close();
-  await tracing.shutdown();
+  // each step of the close logged: a worker that outlives its grace says which one held it
+  const closing = async (what: string, close: () => Promise<unknown>) => {
+    log.info({ closing: what }, 'closing');
+    await close();
+  };
+  await closing('metrics server', () => metricsServer.close());
+  await closing('worker connection', () => connection.close());
+  await closing('services', () => services.close());
+  await closing('tracing', () => tracing.shutdown());
   log.info('worker stopped');
 }
 
