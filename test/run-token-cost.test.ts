@@ -3,31 +3,23 @@
  * are read together, and the run's sign of life is written only when the last one is older than the silence
  * grading can tell apart, so a burst of calls writes it once. Counted at node-postgres, where every statement goes.
  */
-import pg from 'pg';
 import { actorOfToken } from '../access/api-tokens';
 import { hashToken, newTokenSecret } from '../domain/tokens';
 import { seedCompany, startHarness, type Harness } from '../testing/harness';
+import { statementsSentDuring } from '../testing/statements';
 
 let h: Harness;
-let statements = 0;
-const query = pg.Client.prototype.query;
 beforeAll(async () => {
   // no worker in this process: nothing else sends statements while a call is counted
   h = await startHarness({ TREEWARDEN_SUPERVISE_EVERY_MS: '60000' }, { inProcessWorker: false });
-  pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
-    statements += 1;
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
 });
 afterAll(async () => {
-  pg.Client.prototype.query = query;
   await h?.close();
 });
 
 async function counted<T>(call: () => Promise<T>): Promise<{ result: T; statements: number }> {
-  const before = statements;
-  const result = await call();
-  return { result, statements: statements - before };
+  const { result, sent } = await statementsSentDuring(call);
+  return { result, statements: sent.length };
 }
 
 test('a burst of run-token calls costs one statement each, and writes the sign of life once', async () => {

@@ -146,10 +146,9 @@ test('a run paused in preparation resumes exactly once; a second release is 409'
 
 test('a release reads its hold once: the route scopes it, the compare-and-set returns it, the answer shows it', async () => {
   const { c, parent, child, hold } = await interruptedChild();
-  let answer: Awaited<ReturnType<typeof release>> | undefined;
-  const sent = await statementsSentDuring(async () => void (answer = await release(c.token, parent.id, hold.id)));
-  expect(answer?.status).toBe(200);
-  expect(answer?.body.resumed.map((r: { issueId: string }) => r.issueId)).toEqual([child.id]);
+  const { result: answer, sent } = await statementsSentDuring(() => release(c.token, parent.id, hold.id));
+  expect(answer.status).toBe(200);
+  expect(answer.body.resumed.map((r: { issueId: string }) => r.issueId)).toEqual([child.id]);
   const holdReads = sent.filter((s) => /^\s*SELECT "public"\."TreeHold"\./.test(s.text) && s.values.includes(hold.id));
   // the API's scope check and its answer; the release itself (its fan-out slot, its compare-and-set) reads none
   expect(holdReads.map((s) => s.text.replace(/\s+/g, ' ').slice(0, 60))).toHaveLength(2);

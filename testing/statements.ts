@@ -9,7 +9,7 @@ export interface SentStatement {
   values: unknown[];
 }
 
-export async function statementsSentDuring(body: () => Promise<unknown>): Promise<SentStatement[]> {
+export async function statementsSentDuring<T>(body: () => Promise<T>): Promise<{ result: T; sent: SentStatement[] }> {
   const sent: SentStatement[] = [];
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function recordedQuery(this: pg.Client, ...args: unknown[]) {
@@ -19,9 +19,8 @@ export async function statementsSentDuring(body: () => Promise<unknown>): Promis
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
   try {
-    await body();
+    return { result: await body(), sent };
   } finally {
     pg.Client.prototype.query = original;
   }
-  return sent;
 }
